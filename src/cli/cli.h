@@ -1,0 +1,27 @@
+/* Command-line entry points. Only this layer decides to exit or print. */
+#ifndef SAGEBOX_CLI_H
+#define SAGEBOX_CLI_H
+
+#include <stdbool.h>
+
+#include "config/config.h"
+
+/* Each subcommand gets argv after the subcommand name (argv[0] is the
+ * subcommand) and returns the process exit status. */
+int sb_cli_run(int argc, char **argv);
+int sb_cli_status(int argc, char **argv);
+int sb_cli_self_test(int argc, char **argv);
+int sb_cli_mcp(int argc, char **argv);
+
+/* Load the configuration (defaults, file, SAGEBOX_*), then apply setting
+ * flags found in argv (--timeout 5, --timeout=5, --memory 1g, --backend ...,
+ * --config FILE; every setting of config.c has a flag). Flags this function
+ * does not know are left for the caller: it returns them compacted into
+ * rest[0..*nrest) (rest must hold argc entries). On a bad value prints the
+ * error with its origin and allowed range to stderr and returns -1. */
+int sb_cli_load_settings(int argc, char **argv, struct sb_config *cfg, char **rest, int *nrest);
+
+/* Print an error (and its hint) as "sagebox: ...". */
+void sb_cli_print_error(const struct sb_error *err);
+
+#endif

@@ -1,0 +1,80 @@
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+extern char **environ;
+
+void sb_cli_print_error(const struct sb_error *err)
+{
+	fprintf(stderr, "sagebox: %s\n", err->msg[0] ? err->msg : "unknown error");
+	if (err->hint[0])
+		fprintf(stderr, "sagebox: hint: %s\n", err->hint);
+}
+
+/* "--key=value" or "--key value": the flag name and its value. */
+static int split_flag(int argc, char **argv, int *i, char *flag, size_t fsize, const char **value)
+{
+	const char *a = argv[*i];
+	const char *eq = strchr(a, '=');
+	if (eq) {
+		snprintf(flag, fsize, "%.*s", (int)(eq - a), a);
+		*value = eq + 1;
+		return 0;
+	}
+	snprintf(flag, fsize, "%s", a);
+	if (*i + 1 >= argc)
+		return -1;
+	*value = argv[++*i];
+	return 0;
+}
+
+int sb_cli_load_settings(int argc, char **argv, struct sb_config *cfg, char **rest, int *nrest)
+{
+	struct sb_error err = {0};
+	const char *config_path = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			break;
+		if (!strcmp(argv[i], "--config") && i + 1 < argc)
+			config_path = argv[i + 1];
+		else if (!strncmp(argv[i], "--config=", 9))
+			config_path = argv[i] + 9;
+	}
+	if (sb_config_load(cfg, config_path, environ, &err)) {
+		sb_cli_print_error(&err);
+		return -1;
+	}
+	*nrest = 0;
+	rest[(*nrest)++] = argv[0];
+	int i = 1;
+	for (; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--"))
+			break;
+		char flag[128];
+		snprintf(flag, sizeof flag, "%.*s", (int)strcspn(a, "="), a);
+		if (!strcmp(flag, "--config")) {
+			if (!strchr(a, '='))
+				i++;
+			continue;
+		}
+		const char *key = sb_config_key_for_flag(flag);
+		if (!key) {
+			rest[(*nrest)++] = argv[i];
+			continue;
+		}
+		const char *value;
+		if (split_flag(argc, argv, &i, flag, sizeof flag, &value)) {
+			fprintf(stderr, "sagebox: %s needs a value\n", flag);
+			return -1;
+		}
+		if (sb_config_set(cfg, key, value, flag, &err)) {
+			sb_cli_print_error(&err);
+			return -1;
+		}
+	}
+	for (; i < argc; i++)
+		rest[(*nrest)++] = argv[i];
+	return 0;
+}

@@ -1,0 +1,173 @@
+/* sagebox run: one job in a new sandbox, from a file or stdin. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "core/job.h"
+#include "core/result.h"
+#include "runner/runner.h"
+#include "util/buf.h"
+#include "util/fd.h"
+#include "util/utf8.h"
+
+/* The CLI takes files far larger than a model's tool call may send. */
+#define CLI_CODE_MAX_BYTES (8u << 20)
+
+static void run_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: sagebox run [--lang sage|python|shell] [--json] [SETTINGS] FILE|-\n"
+		"\n"
+		"Run FILE (or stdin, with -) in a new sandbox and pass its output through.\n"
+		"  --lang L      sage, python or shell; default: from the extension\n"
+		"                (.sage, .py, .sh), else sage\n"
+		"  --json        print one JSON result object instead of the output\n"
+		"  --timeout S   wall-clock limit, 1-600 s (default 30)\n"
+		"  --memory M    256m, 512m, 1g, 2g, 4g or 8g (default 256m)\n"
+		"  --cpus N      0.1-4 (default 1)      --pids N   16-512 (default 96)\n"
+		"  --output-limit-kib K   output kept per stream, 16-2048 (default 256)\n"
+		"  --backend B   auto, native, podman, docker or host (no isolation)\n"
+		"  --config F    read settings from F; see 'sagebox --help-settings'\n"
+		"\n"
+		"Exit status: the code's own; 124 timed out; 125 the sandbox could not be set up;\n"
+		"128+N killed by signal N.\n");
+}
+
+static int read_code(const char *path, struct sb_buf *code)
+{
+	SB_AUTO_FD fd = -1;
+	if (strcmp(path, "-")) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			fprintf(stderr, "sagebox: cannot read %s: %s\n", path, strerror(errno));
+			return -1;
+		}
+	}
+	int in = fd >= 0 ? fd : STDIN_FILENO;
+	char chunk[65536];
+	for (;;) {
+		ssize_t n = sb_read_retry(in, chunk, sizeof chunk);
+		if (n < 0) {
+			fprintf(stderr, "sagebox: cannot read %s: %s\n", path, strerror(errno));
+			return -1;
+		}
+		if (n == 0)
+			break;
+		if (code->len + (size_t)n > CLI_CODE_MAX_BYTES) {
+			fprintf(stderr, "sagebox: %s is larger than %u MiB; split it up\n", path, CLI_CODE_MAX_BYTES >> 20);
+			return -1;
+		}
+		if (sb_buf_append(code, chunk, (size_t)n)) {
+			fprintf(stderr, "sagebox: out of memory\n");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void print_plain(const struct sb_result *res)
+{
+	fwrite(res->out.data, 1, res->out.len, stdout);
+	fflush(stdout);
+	fwrite(res->err.data, 1, res->err.len, stderr);
+	char verdict[1200];
+	sb_result_verdict(res, verdict, sizeof verdict);
+	if (res->internal_error) {
+		fprintf(stderr, "sagebox: %s\n", res->internal_error);
+		if (res->hint)
+			fprintf(stderr, "sagebox: hint: %s\n", res->hint);
+	} else if (res->timed_out || res->output_limit_exceeded || res->cancelled || res->signal) {
+		fprintf(stderr, "sagebox: %s\n", verdict);
+	}
+	if (res->out.truncated || res->err.truncated)
+		fprintf(stderr, "sagebox: output was longer than %zu KiB per stream: the middle was cut\n",
+			res->max_bytes_per_stream / 1024);
+}
+
+int sb_cli_run(int argc, char **argv)
+{
+	struct sb_config cfg;
+	char **rest = calloc((size_t)argc + 1, sizeof *rest);
+	int nrest = 0;
+	if (!rest || sb_cli_load_settings(argc, argv, &cfg, rest, &nrest)) {
+		free(rest);
+		return 125;
+	}
+	const char *lang_s = NULL, *path = NULL;
+	bool json = false, dashdash = false;
+	for (int i = 1; i < nrest; i++) {
+		const char *a = rest[i];
+		if (!dashdash && (!strcmp(a, "--help") || !strcmp(a, "-h"))) {
+			run_usage(stdout);
+			free(rest);
+			return 0;
+		} else if (!dashdash && !strcmp(a, "--json")) {
+			json = true;
+		} else if (!dashdash && !strcmp(a, "--lang") && i + 1 < nrest) {
+			lang_s = rest[++i];
+		} else if (!dashdash && !strncmp(a, "--lang=", 7)) {
+			lang_s = a + 7;
+		} else if (!dashdash && !strcmp(a, "--")) {
+			dashdash = true;
+		} else if (!dashdash && a[0] == '-' && a[1]) {
+			fprintf(stderr, "sagebox: run: unknown option '%s'\n", a);
+			fprintf(stderr, "sagebox: hint: see 'sagebox run --help' and 'sagebox --help-settings'\n");
+			free(rest);
+			return 125;
+		} else if (!path) {
+			path = a;
+		} else {
+			fprintf(stderr, "sagebox: run: more than one file given ('%s', '%s')\n", path, a);
+			free(rest);
+			return 125;
+		}
+	}
+	free(rest);
+	if (!path) {
+		fprintf(stderr, "sagebox: run: no file given (use - for stdin)\n");
+		run_usage(stderr);
+		return 125;
+	}
+	struct sb_job job = {.limits = cfg.limits};
+	job.lang = sb_lang_from_path(path);
+	if (lang_s && sb_lang_parse(lang_s, &job.lang)) {
+		fprintf(stderr, "sagebox: --lang: unknown language '%s' (allowed: sage, python, shell)\n", lang_s);
+		return 125;
+	}
+	SB_AUTO_BUF code = {0};
+	if (read_code(path, &code))
+		return 125;
+	job.code = code.data ? code.data : "";
+	job.code_len = code.len;
+
+	if (cfg.backend == SB_BACKEND_HOST)
+		fprintf(stderr, "sagebox: WARNING: --backend host runs the code on this machine with NO isolation "
+				"(your files, your network); use it only for code you would run yourself\n");
+
+	struct sb_error err = {0};
+	struct sb_runner *runner = sb_runner_new(&cfg, &err);
+	if (!runner) {
+		sb_cli_print_error(&err);
+		return 125;
+	}
+	struct sb_result res;
+	sb_runner_run(runner, &job, NULL, &res);
+	if (json) {
+		json_t *o = sb_result_to_json(&res);
+		char *s = json_dumps(o, JSON_INDENT(2));
+		if (s)
+			puts(s);
+		free(s);
+		json_decref(o);
+	} else {
+		print_plain(&res);
+	}
+	int status = sb_result_exit_status(&res);
+	sb_result_free(&res);
+	sb_runner_free(runner);
+	return status;
+}

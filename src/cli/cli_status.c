@@ -1,0 +1,122 @@
+/* sagebox status and sagebox self-test. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "runner/runner.h"
+#include "tools/self_test.h"
+
+/* A readable, indented listing of a JSON value for people. */
+static void print_tree(const char *key, json_t *v, int depth)
+{
+	printf("%*s", depth * 2, "");
+	if (key)
+		printf("%s: ", key);
+	if (json_is_object(v)) {
+		printf("\n");
+		const char *k;
+		json_t *c;
+		json_object_foreach(v, k, c) print_tree(k, c, depth + 1);
+	} else if (json_is_array(v)) {
+		size_t i;
+		json_t *c;
+		bool scalars = true;
+		json_array_foreach(v, i, c) scalars &= !json_is_object(c) && !json_is_array(c);
+		if (scalars) {
+			char *s = json_dumps(v, JSON_COMPACT);
+			printf("%s\n", s ? s : "");
+			free(s);
+		} else {
+			printf("\n");
+			json_array_foreach(v, i, c) print_tree(NULL, c, depth + 1);
+		}
+	} else if (json_is_string(v)) {
+		printf("%s\n", json_string_value(v));
+	} else {
+		char *s = json_dumps(v, JSON_ENCODE_ANY);
+		printf("%s\n", s ? s : "");
+		free(s);
+	}
+}
+
+static int parse_common(int argc, char **argv, const char *name, struct sb_config *cfg, bool *json)
+{
+	char **rest = calloc((size_t)argc + 1, sizeof *rest);
+	int nrest = 0;
+	if (!rest || sb_cli_load_settings(argc, argv, cfg, rest, &nrest)) {
+		free(rest);
+		return 125;
+	}
+	*json = false;
+	for (int i = 1; i < nrest; i++) {
+		if (!strcmp(rest[i], "--json")) {
+			*json = true;
+		} else if (!strcmp(rest[i], "--help") || !strcmp(rest[i], "-h")) {
+			printf("usage: sagebox %s [--json] [SETTINGS]\n", name);
+			free(rest);
+			return 0;
+		} else {
+			fprintf(stderr, "sagebox: %s: unknown option '%s' (see 'sagebox --help-settings')\n", name,
+				rest[i]);
+			free(rest);
+			return 2;
+		}
+	}
+	free(rest);
+	return -1;
+}
+
+static void emit(json_t *o, bool json)
+{
+	if (json) {
+		char *s = json_dumps(o, JSON_INDENT(2));
+		if (s)
+			puts(s);
+		free(s);
+	} else {
+		print_tree(NULL, o, -1);
+	}
+}
+
+int sb_cli_status(int argc, char **argv)
+{
+	struct sb_config cfg;
+	bool json;
+	int rc = parse_common(argc, argv, "status", &cfg, &json);
+	if (rc >= 0)
+		return rc;
+	struct sb_error err = {0};
+	struct sb_runner *r = sb_runner_new(&cfg, &err);
+	if (!r) {
+		sb_cli_print_error(&err);
+		return 125;
+	}
+	json_t *o = sb_runner_status(r);
+	emit(o, json);
+	int ok = json_is_true(json_object_get(o, "ok"));
+	json_decref(o);
+	sb_runner_free(r);
+	return ok ? 0 : 1;
+}
+
+int sb_cli_self_test(int argc, char **argv)
+{
+	struct sb_config cfg;
+	bool json;
+	int rc = parse_common(argc, argv, "self-test", &cfg, &json);
+	if (rc >= 0)
+		return rc;
+	struct sb_error err = {0};
+	struct sb_runner *r = sb_runner_new(&cfg, &err);
+	if (!r) {
+		sb_cli_print_error(&err);
+		return 125;
+	}
+	json_t *o = sb_self_test(r);
+	emit(o, json);
+	int ok = json_is_true(json_object_get(o, "ok"));
+	json_decref(o);
+	sb_runner_free(r);
+	return ok ? 0 : 1;
+}

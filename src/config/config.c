@@ -1,0 +1,354 @@
+#include "config/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <ini.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum kind { K_UINT, K_CPUS, K_MEMORY, K_OUTPUT_KIB, K_BACKEND, K_ISOLATION, K_PATH, K_IMAGE, K_NAME };
+
+struct setting {
+	const char *key;     /* config file key; the flag is --key with _ as - */
+	enum kind kind;
+	const char *range;   /* allowed values, for help and errors */
+	const char *help;
+	unsigned min, max;   /* for K_UINT */
+	size_t offset;       /* into struct sb_config */
+	size_t size;         /* of the field, for strings */
+};
+
+#define F(field) offsetof(struct sb_config, field), sizeof(((struct sb_config *)0)->field)
+
+static const struct setting settings[] = {
+	{"backend", K_BACKEND, "auto|native|podman|docker|host", "where code runs; auto picks native; host has no isolation", 0, 0, F(backend)},
+	{"isolation", K_ISOLATION, "warm|fresh", "warm: jobs fork from a warm worker; fresh: one sandbox per call", 0, 0, F(isolation)},
+	{"timeout", K_UINT, "1-600 (seconds)", "default wall-clock limit of a job", SB_TIMEOUT_MIN_S, SB_TIMEOUT_MAX_S, F(limits.timeout_s)},
+	{"memory", K_MEMORY, "256m|512m|1g|2g|4g|8g", "memory limit of a sandbox", 0, 0, F(limits.memory)},
+	{"cpus", K_CPUS, "0.1-4", "CPU limit in cores", 0, 0, F(limits.cpus)},
+	{"pids", K_UINT, "16-512", "process/thread limit", SB_PIDS_MIN, SB_PIDS_MAX, F(limits.pids)},
+	{"output_limit_kib", K_OUTPUT_KIB, "16-2048 (KiB)", "output kept per stream (head and tail)", 0, 0, F(limits.output_bytes)},
+	{"sage", K_PATH, "absolute path", "the sage executable inside the sandbox", 0, 0, F(sage)},
+	{"python", K_PATH, "absolute path", "python3 with Sage's modules, inside the sandbox", 0, 0, F(python)},
+	{"shell", K_PATH, "absolute path", "shell for shell jobs, inside the sandbox", 0, 0, F(shell)},
+	{"podman", K_PATH, "executable name or path", "podman (or docker) executable for the container backends", 0, 0, F(podman)},
+	{"image", K_IMAGE, "image reference", "container image with Sage", 0, 0, F(image)},
+	{"container_user", K_NAME, "user name or uid", "user inside the container", 0, 0, F(container_user)},
+	{"sandbox_user", K_NAME, "user name or uid", "host user the native sandbox drops to when started as root", 0, 0, F(sandbox_user)},
+	{"audit_log", K_PATH, "path, empty for off", "JSON-lines log of what the model ran", 0, 0, F(audit_log)},
+	{"pool_size", K_UINT, "1-8", "warm workers per language", 1, 8, F(pool_size)},
+	{"worker_max_jobs", K_UINT, "1-100000", "recycle a warm worker after this many jobs", 1, 100000, F(worker_max_jobs)},
+	{"worker_max_minutes", K_UINT, "1-1440", "recycle a warm worker after this many minutes", 1, 1440, F(worker_max_minutes)},
+	{"max_concurrent", K_UINT, "1-32", "jobs running at once", 1, 32, F(max_concurrent)},
+};
+#define N_SETTINGS (sizeof settings / sizeof settings[0])
+
+const char *sb_backend_kind_name(enum sb_backend_kind k)
+{
+	static const char *const names[] = {"auto", "native", "host", "podman", "docker"};
+	return (unsigned)k < 5 ? names[k] : "?";
+}
+
+const char *sb_isolation_name(enum sb_isolation i)
+{
+	return i == SB_ISOLATION_FRESH ? "fresh" : "warm";
+}
+
+void sb_config_defaults(struct sb_config *cfg)
+{
+	memset(cfg, 0, sizeof *cfg);
+	sb_limits_default(&cfg->limits);
+	cfg->backend = SB_BACKEND_AUTO;
+	cfg->isolation = SB_ISOLATION_WARM;
+	snprintf(cfg->sage, sizeof cfg->sage, "/usr/bin/sage");
+	snprintf(cfg->python, sizeof cfg->python, "/usr/bin/python3");
+	snprintf(cfg->shell, sizeof cfg->shell, "/bin/bash");
+	snprintf(cfg->podman, sizeof cfg->podman, "podman");
+	snprintf(cfg->image, sizeof cfg->image, "docker.io/sagemath/sagemath:latest");
+	snprintf(cfg->container_user, sizeof cfg->container_user, "sage");
+	snprintf(cfg->sandbox_user, sizeof cfg->sandbox_user, "nobody");
+	cfg->pool_size = 1;
+	cfg->worker_max_jobs = 1000;
+	cfg->worker_max_minutes = 60;
+	cfg->max_concurrent = 4;
+}
+
+static const struct setting *find(const char *key)
+{
+	for (size_t i = 0; i < N_SETTINGS; i++)
+		if (!strcmp(settings[i].key, key))
+			return &settings[i];
+	return NULL;
+}
+
+static int bad(struct sb_error *err, const struct setting *s, const char *origin, const char *value,
+	       const char *why)
+{
+	sb_fail(err, "%s: invalid %s '%s'%s%s", origin, s->key, value, why ? ": " : "", why ? why : "");
+	return sb_hint(err, "allowed: %s", s->range);
+}
+
+/* Strict decimal parsing: the whole string, no sign tricks, no overflow. */
+static int parse_uint(const char *v, unsigned long *out)
+{
+	if (!*v || !isdigit((unsigned char)*v))
+		return -1;
+	char *end;
+	errno = 0;
+	unsigned long n = strtoul(v, &end, 10);
+	if (errno || *end)
+		return -1;
+	*out = n;
+	return 0;
+}
+
+static bool has_control_or_space(const char *v)
+{
+	for (const unsigned char *p = (const unsigned char *)v; *p; p++)
+		if (*p <= 0x20 || *p == 0x7f)
+			return true;
+	return false;
+}
+
+int sb_config_set(struct sb_config *cfg, const char *key, const char *value, const char *origin,
+		  struct sb_error *err)
+{
+	const struct setting *s = find(key);
+	if (!s) {
+		sb_fail(err, "%s: unknown setting '%s'", origin, key);
+		return sb_hint(err, "run 'sagebox --help-settings' for the list of settings");
+	}
+	char *field = (char *)cfg + s->offset;
+	unsigned long n;
+	switch (s->kind) {
+	case K_UINT:
+		if (parse_uint(value, &n) || n < s->min || n > s->max)
+			return bad(err, s, origin, value, "out of range or not a whole number");
+		*(unsigned *)(void *)field = (unsigned)n;
+		return 0;
+	case K_OUTPUT_KIB:
+		if (parse_uint(value, &n) || n < SB_OUTPUT_KIB_MIN || n > SB_OUTPUT_KIB_MAX)
+			return bad(err, s, origin, value, "out of range or not a whole number");
+		cfg->limits.output_bytes = (size_t)n * 1024;
+		return 0;
+	case K_CPUS: {
+		char *end;
+		errno = 0;
+		double d = strtod(value, &end);
+		if (!*value || errno || *end || !isfinite(d) || d < SB_CPUS_MIN - 1e-9 || d > SB_CPUS_MAX + 1e-9)
+			return bad(err, s, origin, value, "out of range or not a number");
+		cfg->limits.cpus = d;
+		return 0;
+	}
+	case K_MEMORY: {
+		char low[sizeof cfg->limits.memory];
+		size_t i = 0;
+		for (; value[i] && i < sizeof low - 1; i++)
+			low[i] = (char)tolower((unsigned char)value[i]);
+		low[i] = '\0';
+		if (value[i] || sb_memory_parse(low, &cfg->limits.memory_bytes))
+			return bad(err, s, origin, value, NULL);
+		/* low is one of sb_memory_values here, so it fits. */
+		memcpy(cfg->limits.memory, low, strlen(low) + 1);
+		return 0;
+	}
+	case K_BACKEND: {
+		for (int k = SB_BACKEND_AUTO; k <= SB_BACKEND_DOCKER; k++)
+			if (!strcmp(value, sb_backend_kind_name((enum sb_backend_kind)k))) {
+				cfg->backend = (enum sb_backend_kind)k;
+				return 0;
+			}
+		return bad(err, s, origin, value, NULL);
+	}
+	case K_ISOLATION:
+		if (!strcmp(value, "warm")) cfg->isolation = SB_ISOLATION_WARM;
+		else if (!strcmp(value, "fresh")) cfg->isolation = SB_ISOLATION_FRESH;
+		else return bad(err, s, origin, value, NULL);
+		return 0;
+	case K_IMAGE:
+		/* The seed silently fell back to its default here; we refuse, so a
+		 * value like "--privileged" can never become a podman flag. */
+		if (!*value || value[0] == '-' || has_control_or_space(value))
+			return bad(err, s, origin, value,
+				   "must not be empty, start with '-', or contain spaces or control characters");
+		break;
+	case K_NAME:
+		if (!*value || value[0] == '-' || has_control_or_space(value) || strchr(value, ':'))
+			return bad(err, s, origin, value, "must be a plain user name or uid");
+		break;
+	case K_PATH:
+		if (has_control_or_space(value) && strcmp(key, "audit_log"))
+			return bad(err, s, origin, value, "contains spaces or control characters");
+		if (value[0] == '-')
+			return bad(err, s, origin, value, "must not start with '-'");
+		if (!*value && strcmp(key, "audit_log"))
+			return bad(err, s, origin, value, "must not be empty");
+		if ((!strcmp(key, "sage") || !strcmp(key, "python") || !strcmp(key, "shell")) && value[0] != '/')
+			return bad(err, s, origin, value, "must be an absolute path inside the sandbox");
+		break;
+	}
+	if (strlen(value) >= s->size)
+		return bad(err, s, origin, value, "too long");
+	snprintf(field, s->size, "%s", value);
+	return 0;
+}
+
+struct ini_ctx {
+	struct sb_config *cfg;
+	const char *path;
+	struct sb_error *err;
+	FILE *f;
+	int lineno; /* Debian's inih passes no line number: count them here */
+	int failed;
+};
+
+static char *read_counting_lines(char *str, int num, void *stream)
+{
+	struct ini_ctx *c = stream;
+	char *r = fgets(str, num, c->f);
+	if (r)
+		c->lineno++;
+	return r;
+}
+
+static int on_setting(void *user, const char *section, const char *name, const char *value)
+{
+	struct ini_ctx *c = user;
+	if (c->failed)
+		return 0;
+	char origin[PATH_MAX + 32];
+	snprintf(origin, sizeof origin, "%s:%d", c->path, c->lineno);
+	if (*section && strcmp(section, "sagebox")) {
+		sb_fail(c->err, "%s: unknown section [%s]", origin, section);
+		sb_hint(c->err, "put settings at the top of the file or under [sagebox]");
+		c->failed = 1;
+		return 0;
+	}
+	if (sb_config_set(c->cfg, name, value, origin, c->err)) {
+		c->failed = 1;
+		return 0;
+	}
+	return 1;
+}
+
+static int load_file(struct sb_config *cfg, const char *path, bool must_exist, struct sb_error *err)
+{
+	FILE *f = fopen(path, "re");
+	if (!f) {
+		if (!must_exist && errno == ENOENT)
+			return 0;
+		return sb_fail_errno(err, "cannot read config file %s", path);
+	}
+	snprintf(cfg->config_path, sizeof cfg->config_path, "%s", path);
+	struct ini_ctx c = {cfg, path, err, f, 0, 0};
+	int rc = ini_parse_stream(read_counting_lines, &c, on_setting, &c);
+	fclose(f);
+	if (c.failed)
+		return -1;
+	if (rc > 0) {
+		sb_fail(err, "%s:%d: malformed line", path, rc);
+		return sb_hint(err, "each line is 'key = value', '[sagebox]', or a '#' or ';' comment");
+	}
+	if (rc < 0)
+		return sb_fail(err, "%s: cannot parse config file", path);
+	return 0;
+}
+
+static const char *env_get(char *const envp[], const char *name)
+{
+	size_t n = strlen(name);
+	for (char *const *e = envp; e && *e; e++)
+		if (!strncmp(*e, name, n) && (*e)[n] == '=')
+			return *e + n + 1;
+	return NULL;
+}
+
+int sb_config_load(struct sb_config *cfg, const char *path, char *const envp[], struct sb_error *err)
+{
+	sb_config_defaults(cfg);
+	const char *env_path = env_get(envp, "SAGEBOX_CONFIG");
+	if (path || env_path) {
+		if (load_file(cfg, path ? path : env_path, true, err))
+			return -1;
+	} else {
+		char def[PATH_MAX];
+		const char *xdg = env_get(envp, "XDG_CONFIG_HOME");
+		const char *home = env_get(envp, "HOME");
+		if (xdg && *xdg == '/')
+			snprintf(def, sizeof def, "%s/sagebox/config.ini", xdg);
+		else if (home && *home == '/')
+			snprintf(def, sizeof def, "%s/.config/sagebox/config.ini", home);
+		else
+			def[0] = '\0';
+		if (def[0] && load_file(cfg, def, false, err))
+			return -1;
+	}
+	for (size_t i = 0; i < N_SETTINGS; i++) {
+		char var[64];
+		snprintf(var, sizeof var, "SAGEBOX_");
+		for (size_t j = 0; settings[i].key[j] && j + 9 < sizeof var; j++) {
+			var[8 + j] = (char)toupper((unsigned char)settings[i].key[j]);
+			var[9 + j] = '\0';
+		}
+		const char *v = env_get(envp, var);
+		if (v && sb_config_set(cfg, settings[i].key, v, var, err))
+			return -1;
+	}
+	return 0;
+}
+
+const char *sb_config_key_for_flag(const char *flag)
+{
+	if (strncmp(flag, "--", 2))
+		return NULL;
+	flag += 2;
+	for (size_t i = 0; i < N_SETTINGS; i++) {
+		const char *k = settings[i].key;
+		size_t j = 0;
+		for (; k[j] && flag[j]; j++)
+			if (!(k[j] == flag[j] || (k[j] == '_' && flag[j] == '-')))
+				break;
+		if (!k[j] && !flag[j])
+			return k;
+	}
+	return NULL;
+}
+
+void sb_config_print_help(FILE *out)
+{
+	struct sb_config d;
+	sb_config_defaults(&d);
+	json_t *dj = sb_config_to_json(&d);
+	fprintf(out, "Settings (config file key / SAGEBOX_ variable / --flag), lowest to highest precedence:\n"
+		     "  $XDG_CONFIG_HOME/sagebox/config.ini (or SAGEBOX_CONFIG, --config), SAGEBOX_*, flags.\n\n");
+	for (size_t i = 0; i < N_SETTINGS; i++) {
+		char flag[64], var[64];
+		size_t j;
+		for (j = 0; settings[i].key[j] && j < 60; j++) {
+			flag[j] = settings[i].key[j] == '_' ? '-' : settings[i].key[j];
+			var[j] = (char)toupper((unsigned char)settings[i].key[j]);
+		}
+		flag[j] = var[j] = '\0';
+		json_t *v = json_object_get(dj, settings[i].key);
+		char *dv = v ? json_dumps(v, JSON_ENCODE_ANY) : NULL;
+		fprintf(out, "  %-19s --%-19s SAGEBOX_%s\n      %s; allowed: %s; default: %s\n", settings[i].key,
+			flag, var, settings[i].help, settings[i].range, dv ? dv : "?");
+		free(dv);
+	}
+	json_decref(dj);
+}
+
+json_t *sb_config_to_json(const struct sb_config *c)
+{
+	return json_pack("{s:s, s:s, s:I, s:s, s:f, s:I, s:I, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:s?}",
+			 "backend", sb_backend_kind_name(c->backend), "isolation", sb_isolation_name(c->isolation),
+			 "timeout", (json_int_t)c->limits.timeout_s, "memory", c->limits.memory, "cpus",
+			 c->limits.cpus, "pids", (json_int_t)c->limits.pids, "output_limit_kib",
+			 (json_int_t)(c->limits.output_bytes / 1024), "sage", c->sage, "python", c->python, "shell",
+			 c->shell, "podman", c->podman, "image", c->image, "container_user", c->container_user,
+			 "sandbox_user", c->sandbox_user, "audit_log", c->audit_log, "pool_size",
+			 (json_int_t)c->pool_size, "worker_max_jobs", (json_int_t)c->worker_max_jobs,
+			 "worker_max_minutes", (json_int_t)c->worker_max_minutes, "max_concurrent",
+			 (json_int_t)c->max_concurrent, "config_file", c->config_path[0] ? c->config_path : NULL);
+}

@@ -1,0 +1,74 @@
+/* Settings: built-in defaults, then $XDG_CONFIG_HOME/sagebox/config.ini,
+ * then SAGEBOX_* environment variables, then command-line flags. Every
+ * setting is one row of a table (config.c), so the file key, the variable,
+ * the flag, the validation and the help text cannot drift apart. Bad values
+ * are errors naming where they came from and the allowed range; nothing is
+ * silently clamped. */
+#ifndef SAGEBOX_CONFIG_H
+#define SAGEBOX_CONFIG_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "core/limits.h"
+#include "util/error.h"
+
+enum sb_backend_kind {
+	SB_BACKEND_AUTO,
+	SB_BACKEND_NATIVE,
+	SB_BACKEND_HOST,
+	SB_BACKEND_PODMAN,
+	SB_BACKEND_DOCKER,
+};
+
+enum sb_isolation { SB_ISOLATION_WARM, SB_ISOLATION_FRESH };
+
+struct sb_config {
+	struct sb_limits limits;       /* defaults for each job; timeout = default timeout */
+	enum sb_backend_kind backend;
+	enum sb_isolation isolation;
+	char sage[PATH_MAX];           /* the sage executable (inside the sandbox) */
+	char python[PATH_MAX];         /* python3 with Sage's modules (inside the sandbox) */
+	char shell[PATH_MAX];          /* shell for shell jobs (inside the sandbox) */
+	char podman[PATH_MAX];         /* podman (or docker) executable on the host */
+	char image[512];               /* container image */
+	char container_user[64];       /* user inside the container */
+	char sandbox_user[64];         /* host user to drop to when started as root */
+	char audit_log[PATH_MAX];      /* JSON-lines audit log; empty: off */
+	unsigned pool_size;            /* warm workers per language */
+	unsigned worker_max_jobs;      /* recycle a worker after this many jobs */
+	unsigned worker_max_minutes;   /* ... or after this many minutes */
+	unsigned max_concurrent;       /* jobs running at once */
+	char config_path[PATH_MAX];    /* the file that was read, or empty */
+};
+
+/* Defaults only. */
+void sb_config_defaults(struct sb_config *cfg);
+
+/* Defaults, then the config file (path, or the XDG default when NULL; a
+ * missing default file is fine, a missing named file is an error), then the
+ * SAGEBOX_* variables of envp. */
+int sb_config_load(struct sb_config *cfg, const char *path, char *const envp[], struct sb_error *err);
+
+/* Set one setting by its file key ("timeout", "memory", ...). `origin` names
+ * where the value came from ("--timeout", "SAGEBOX_TIMEOUT",
+ * "/home/u/.config/sagebox/config.ini:3") for the error message. */
+int sb_config_set(struct sb_config *cfg, const char *key, const char *value, const char *origin,
+		  struct sb_error *err);
+
+/* Map a command-line flag ("--timeout") to its setting key, or NULL. */
+const char *sb_config_key_for_flag(const char *flag);
+
+/* Print every setting: key, flag, variable, allowed values, default. */
+void sb_config_print_help(FILE *out);
+
+#include <jansson.h>
+/* The active settings, for status output. */
+json_t *sb_config_to_json(const struct sb_config *cfg);
+
+const char *sb_backend_kind_name(enum sb_backend_kind k);
+const char *sb_isolation_name(enum sb_isolation i);
+
+#endif

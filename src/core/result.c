@@ -1,0 +1,100 @@
+#include "core/result.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void sb_result_init(struct sb_result *r)
+{
+	memset(r, 0, sizeof *r);
+	r->exit_code = -1;
+}
+
+void sb_result_free(struct sb_result *r)
+{
+	free(r->out.data);
+	free(r->err.data);
+	free(r->internal_error);
+	free(r->hint);
+	json_decref(r->sandbox);
+	sb_result_init(r);
+}
+
+bool sb_result_ok(const struct sb_result *r)
+{
+	return !r->internal_error && !r->timed_out && !r->output_limit_exceeded &&
+	       !r->cancelled && r->signal == 0 && r->exit_code == 0;
+}
+
+int sb_result_exit_status(const struct sb_result *r)
+{
+	if (r->internal_error)
+		return 125;
+	if (r->timed_out)
+		return 124;
+	if (r->signal)
+		return 128 + r->signal;
+	if (r->exit_code >= 0)
+		return r->exit_code;
+	return 125;
+}
+
+static json_t *stream_string(const struct sb_stream *s)
+{
+	/* jansson refuses invalid UTF-8; the code may print anything, so bytes
+	 * that are not UTF-8 were already replaced by the runner (U+FFFD). */
+	json_t *j = json_stringn(s->data ? s->data : "", s->len);
+	return j ? j : json_string("[output was not valid UTF-8]");
+}
+
+json_t *sb_result_to_json(const struct sb_result *r)
+{
+	const char *sig = r->signal ? sigabbrev_np(r->signal) : NULL;
+	char signame[32] = "";
+	if (sig)
+		snprintf(signame, sizeof signame, "SIG%s", sig);
+	json_t *o = json_object();
+	json_object_set_new(o, "ok", json_boolean(sb_result_ok(r)));
+	json_object_set_new(o, "exit_code", r->exit_code >= 0 ? json_integer(r->exit_code) : json_null());
+	json_object_set_new(o, "signal", r->signal ? json_string(signame) : json_null());
+	json_object_set_new(o, "timed_out", json_boolean(r->timed_out));
+	json_object_set_new(o, "output_limit_exceeded", json_boolean(r->output_limit_exceeded));
+	json_object_set_new(o, "cancelled", json_boolean(r->cancelled));
+	json_object_set_new(o, "stdout", stream_string(&r->out));
+	json_object_set_new(o, "stderr", stream_string(&r->err));
+	json_object_set_new(o, "truncated",
+			    json_pack("{s:b, s:b, s:I, s:I, s:I}", "stdout", r->out.truncated,
+				      "stderr", r->err.truncated, "max_bytes_per_stream",
+				      (json_int_t)r->max_bytes_per_stream, "stdout_total_bytes",
+				      (json_int_t)r->out.total_bytes, "stderr_total_bytes",
+				      (json_int_t)r->err.total_bytes));
+	json_object_set_new(o, "duration_ms", json_integer((json_int_t)r->duration_ms));
+	json_object_set_new(o, "timeout_seconds", json_integer(r->timeout_s));
+	if (r->internal_error) {
+		json_object_set_new(o, "error", json_string(r->internal_error));
+		if (r->hint)
+			json_object_set_new(o, "hint", json_string(r->hint));
+	}
+	json_object_set(o, "sandbox", r->sandbox ? r->sandbox : json_null());
+	return o;
+}
+
+void sb_result_verdict(const struct sb_result *r, char *buf, size_t size)
+{
+	const char *extra = r->output_limit_exceeded ? " (output limit exceeded: sandbox stopped)" : "";
+	if (r->internal_error)
+		snprintf(buf, size, "sandbox error: %s", r->internal_error);
+	else if (r->cancelled)
+		snprintf(buf, size, "cancelled");
+	else if (r->timed_out)
+		snprintf(buf, size, "timed out after %u s%s", r->timeout_s, extra);
+	else if (r->output_limit_exceeded)
+		snprintf(buf, size, "stopped: output limit of %zu KiB per stream exceeded",
+			 r->max_bytes_per_stream / 1024);
+	else if (r->signal)
+		snprintf(buf, size, "killed by signal SIG%s%s", sigabbrev_np(r->signal) ? sigabbrev_np(r->signal) : "?",
+			 r->signal == SIGKILL ? " (often the memory limit)" : "");
+	else
+		snprintf(buf, size, "exit status %d", r->exit_code);
+}

@@ -1,0 +1,46 @@
+/* The result of one job. Field names follow the seed plugin's result object.
+ * `internal_error` is set when the sandbox itself failed (exit status 125),
+ * as opposed to the user's code failing, which is a verdict. */
+#ifndef SAGEBOX_RESULT_H
+#define SAGEBOX_RESULT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct sb_stream {
+	char *data;          /* NUL-terminated; head + marker + tail when truncated */
+	size_t len;
+	bool truncated;
+	uint64_t total_bytes; /* bytes the code wrote to the stream, kept or not */
+};
+
+struct sb_result {
+	int exit_code;        /* -1 when killed by a signal or never started */
+	int signal;           /* 0 when none */
+	bool timed_out;
+	bool output_limit_exceeded;
+	bool cancelled;
+	struct sb_stream out, err;
+	uint64_t duration_ms;
+	size_t max_bytes_per_stream;
+	unsigned timeout_s;
+	char *internal_error; /* non-NULL: the sandbox failed, not the code */
+	char *hint;           /* what to do about internal_error, or NULL */
+	json_t *sandbox;      /* what was enforced, as verified at run time (owned) */
+};
+
+void sb_result_init(struct sb_result *r);
+void sb_result_free(struct sb_result *r);
+/* ok: exited 0, not timed out, no output overflow, no internal error. */
+bool sb_result_ok(const struct sb_result *r);
+/* The process exit status `sagebox run` should use: the code's own status,
+ * 128+signal when killed by one, 124 on timeout, 125 on sandbox failure. */
+int sb_result_exit_status(const struct sb_result *r);
+/* The seed-compatible JSON object (new reference). */
+json_t *sb_result_to_json(const struct sb_result *r);
+/* One line for a model or a person: "exit status 0", "timed out after 30 s"... */
+void sb_result_verdict(const struct sb_result *r, char *buf, size_t size);
+
+#endif

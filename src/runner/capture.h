@@ -1,0 +1,35 @@
+/* Capture of one output stream under a cap: the head and the tail are kept,
+ * the middle is cut and replaced by a marker saying how much was cut (as the
+ * persistent-container seed does). Writing far past the cap is a flood: the
+ * runner then stops the sandbox. */
+#ifndef SAGEBOX_CAPTURE_H
+#define SAGEBOX_CAPTURE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/result.h"
+
+struct sb_capture {
+	const char *name;   /* "stdout" or "stderr", for the marker */
+	size_t cap;         /* bytes kept at most (head + tail) */
+	char *head;         /* first cap/2 bytes */
+	size_t head_len;
+	char *tail;         /* ring of the last cap - cap/2 bytes */
+	size_t tail_cap, tail_start, tail_len;
+	uint64_t total;     /* every byte written to the stream */
+};
+
+int sb_capture_init(struct sb_capture *c, const char *name, size_t cap);
+void sb_capture_free(struct sb_capture *c);
+int sb_capture_add(struct sb_capture *c, const char *p, size_t n);
+/* More was written than is kept. */
+bool sb_capture_truncated(const struct sb_capture *c);
+/* Copy the last up to n kept bytes (for progress messages), UTF-8 safe,
+ * into a malloc'd string. */
+char *sb_capture_tail_copy(const struct sb_capture *c, size_t n, size_t *len);
+/* Fill a result stream: head, marker, tail; invalid UTF-8 replaced. */
+int sb_capture_finish(const struct sb_capture *c, struct sb_stream *out);
+
+#endif

@@ -1,0 +1,17 @@
+#include "runner/command.h"
+
+void sb_command_once(const struct sb_config *cfg, enum sb_lang lang, const char *argv[8])
+{
+	int i = 0;
+	argv[i++] = cfg->python;
+	/* -I: no user site-packages, no PYTHON* variables, no script dir on
+	 * sys.path, so nothing planted in the work dir is imported by accident. */
+	argv[i++] = "-I";
+	argv[i++] = "-c";
+	argv[i++] = sb_driver_py;
+	argv[i++] = "once";
+	argv[i++] = sb_lang_name(lang);
+	if (lang == SB_LANG_SHELL)
+		argv[i++] = cfg->shell;
+	argv[i] = NULL;
+}

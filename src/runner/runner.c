@@ -1,0 +1,87 @@
+#include "runner/runner.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "runner/fresh.h"
+#include "sandbox/sandbox.h"
+
+struct sb_runner {
+	struct sb_config cfg;
+	const struct sb_backend *backend;
+	struct sb_error backend_err; /* why no backend, when backend is NULL */
+};
+
+struct sb_runner *sb_runner_new(const struct sb_config *cfg, struct sb_error *err)
+{
+	struct sb_runner *r = calloc(1, sizeof *r);
+	if (!r) {
+		sb_fail(err, "out of memory");
+		return NULL;
+	}
+	r->cfg = *cfg;
+	/* A missing backend is not fatal here: status must still be able to
+	 * say what is wrong, and each job reports it as a sandbox error. */
+	r->backend = sb_backend_select(&r->cfg, &r->backend_err);
+	return r;
+}
+
+void sb_runner_free(struct sb_runner *r)
+{
+	free(r);
+}
+
+void sb_runner_prestart(struct sb_runner *r, enum sb_lang lang)
+{
+	(void)r;
+	(void)lang;
+}
+
+const struct sb_config *sb_runner_config(const struct sb_runner *r)
+{
+	return &r->cfg;
+}
+
+int sb_runner_run(struct sb_runner *r, const struct sb_job *job, const struct sb_run_hooks *hooks,
+		  struct sb_result *res)
+{
+	sb_result_init(res);
+	if (!r->backend) {
+		res->internal_error = strdup(r->backend_err.msg);
+		if (r->backend_err.hint[0])
+			res->hint = strdup(r->backend_err.hint);
+		res->timeout_s = job->limits.timeout_s;
+		res->max_bytes_per_stream = job->limits.output_bytes;
+		return 0;
+	}
+	int rc = sb_run_fresh(&r->cfg, r->backend, job, hooks, res);
+	if (res->sandbox && json_is_object(res->sandbox)) {
+		/* What the runner itself enforces, on top of the backend. */
+		json_object_set_new(res->sandbox, "isolation", json_string("fresh"));
+		json_object_set_new(res->sandbox, "timeout_seconds", json_integer(job->limits.timeout_s));
+		json_object_set_new(res->sandbox, "output_limit_bytes_per_stream",
+				    json_integer((json_int_t)job->limits.output_bytes));
+	}
+	return rc;
+}
+
+json_t *sb_runner_status(struct sb_runner *r)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "settings", sb_config_to_json(&r->cfg));
+	if (!r->backend) {
+		json_object_set_new(o, "ok", json_false());
+		json_object_set_new(o, "backend", json_pack("{s:s, s:b, s:s, s:s}", "name",
+							    sb_backend_kind_name(r->cfg.backend), "available", 0,
+							    "error", r->backend_err.msg, "hint", r->backend_err.hint));
+		return o;
+	}
+	json_t *b = r->backend->status(&r->cfg);
+	json_object_set_new(o, "ok", json_boolean(json_is_true(json_object_get(b, "available"))));
+	json_object_set_new(o, "backend", b);
+	json_object_set_new(o, "isolation", json_string("fresh"));
+	if (r->cfg.isolation == SB_ISOLATION_WARM)
+		json_object_set_new(o, "isolation_note",
+				    json_string("warm workers are not built yet: every job gets a fresh sandbox"));
+	return o;
+}

@@ -1,0 +1,56 @@
+/* The runner: turns a job into a result. It picks the backend, starts the
+ * sandbox (fresh) or hands the job to a warm worker (warm), feeds the code,
+ * enforces its own outer deadline and output caps, and kills the whole
+ * sandbox on timeout, overflow or cancellation. Thread-safe: several jobs may
+ * run at once, each from its own thread. */
+#ifndef SAGEBOX_RUNNER_H
+#define SAGEBOX_RUNNER_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "config/config.h"
+#include "core/job.h"
+#include "core/result.h"
+#include "util/error.h"
+
+struct sb_runner;
+
+struct sb_progress {
+	uint64_t elapsed_ms;
+	uint64_t stdout_bytes, stderr_bytes;  /* written so far */
+	const char *stdout_tail;              /* last bytes of stdout so far (valid UTF-8) */
+	size_t stdout_tail_len;
+};
+
+struct sb_run_hooks {
+	/* Called from the job's thread about every progress_interval_ms while
+	 * the job runs (not at all when NULL). */
+	void (*progress)(void *ctx, const struct sb_progress *p);
+	void *ctx;
+	unsigned progress_interval_ms; /* 0: 2000 */
+	/* When this fd becomes readable the job is cancelled: its sandbox is
+	 * killed and the result has cancelled=true. -1: not cancellable. */
+	int cancel_fd;
+};
+
+/* A runner for this configuration. Does not start anything yet. */
+struct sb_runner *sb_runner_new(const struct sb_config *cfg, struct sb_error *err);
+/* Kill every job and worker, then free. */
+void sb_runner_free(struct sb_runner *r);
+
+/* Start warm workers in the background (warm isolation only; no-op else). */
+void sb_runner_prestart(struct sb_runner *r, enum sb_lang lang);
+
+/* Run one job to completion. Returns 0 when a result was produced (even if
+ * the code failed or the sandbox could not be set up: then
+ * res->internal_error says why). hooks may be NULL. */
+int sb_runner_run(struct sb_runner *r, const struct sb_job *job, const struct sb_run_hooks *hooks,
+		  struct sb_result *res);
+
+/* Status of the backend and the runner, never running user code. */
+json_t *sb_runner_status(struct sb_runner *r);
+
+const struct sb_config *sb_runner_config(const struct sb_runner *r);
+
+#endif
