@@ -1,0 +1,45 @@
+/* The tools/call requests in flight. Each runs on its own thread; at most
+ * max_running run at once and the rest wait their turn (queued calls can be
+ * cancelled before they start). A call is cancelled by writing to a pipe the
+ * runner watches (its cancel_fd): the sandbox is killed and no response is
+ * sent, as MCP requires. The reader thread never waits for a call, so pings
+ * and cancellations are answered while jobs run. */
+#ifndef SAGEBOX_MCP_CALLS_H
+#define SAGEBOX_MCP_CALLS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "mcp/tools.h"
+
+struct sb_mcp;
+struct sb_calls;
+
+/* Calls waiting or running at once, beyond which new calls are refused. */
+#define SB_CALLS_MAX_IN_FLIGHT 64
+
+enum sb_call_start {
+	SB_CALL_STARTED,
+	SB_CALL_DUPLICATE_ID, /* a call with this id is still in flight */
+	SB_CALL_BUSY,         /* SB_CALLS_MAX_IN_FLIGHT reached */
+	SB_CALL_FAILED,       /* no memory, no thread */
+};
+
+struct sb_calls *sb_calls_new(struct sb_mcp *srv, unsigned max_running);
+void sb_calls_free(struct sb_calls *c);
+
+/* Start a call whose arguments were checked. id, args and progress_token
+ * (may be NULL) are copied. */
+enum sb_call_start sb_calls_start(struct sb_calls *c, const json_t *id, const struct sb_tool *t,
+				  const json_t *args, const json_t *progress_token);
+
+/* Cancel the call with this id, if it is in flight. */
+void sb_calls_cancel(struct sb_calls *c, const json_t *id, const char *reason);
+
+/* Join the threads of finished calls. */
+void sb_calls_reap(struct sb_calls *c);
+
+/* Cancel every call and wait for all threads. */
+void sb_calls_shutdown(struct sb_calls *c);
+
+#endif

@@ -1,0 +1,37 @@
+/* The server's instructions: what a model should know to use the tools well.
+ * Clients may put this in the system prompt, so it is short and concrete. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "core/limits.h"
+#include "mcp/server.h"
+
+char *sb_mcp_instructions(const struct sb_config *cfg)
+{
+	char *s = NULL;
+	if (asprintf(&s,
+		     "sagebox runs code in an isolated sandbox on the user's machine. Use run_sagemath for "
+		     "mathematics (exact arithmetic, algebra, factoring, number theory, calculus, linear algebra, "
+		     "combinatorics): compute answers instead of guessing them. run_python runs plain Python 3; "
+		     "run_shell runs a shell script.\n"
+		     "- Output: only what the code prints comes back, plus the value of a bare expression on the "
+		     "last line. Print every value you need, e.g. print(f.factor()).\n"
+		     "- Each call starts fresh: nothing survives between calls, so define all variables, rings and "
+		     "functions in the same call.\n"
+		     "- Sage syntax: R.<x> = QQ[] makes a polynomial ring over the rationals (ZZ, GF(p), "
+		     "NumberField also work); x = var('x') makes a symbolic variable for solve, diff, integrate, "
+		     "limit; ^ is a power; 1/3 is exact, use n(expr, digits=30) or RR for decimals; "
+		     "matrix(QQ, [[1,2],[3,4]]); factor(n), is_prime(n), gcd, EllipticCurve([a,b]).\n"
+		     "- Limits: %u s per call by default (timeout_seconds up to %d), %s of memory, %zu KiB of "
+		     "output per stream, %d characters of code. Prefer printing sizes or a few terms over huge "
+		     "objects.\n"
+		     "- No network (no pip install, no downloads) and no access to the user's files; only /tmp "
+		     "is writable and it is discarded after each call.\n"
+		     "- A result with isError true either shows your code's error (read the traceback, fix the "
+		     "code, call again) or says the sandbox itself failed: then call sandbox_status (and "
+		     "sandbox_self_test if needed) and tell the user what it reports instead of retrying.",
+		     cfg->limits.timeout_s, SB_TIMEOUT_MAX_S, cfg->limits.memory, cfg->limits.output_bytes / 1024,
+		     SB_CODE_MAX_CHARS) < 0)
+		return NULL;
+	return s;
+}

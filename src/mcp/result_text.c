@@ -1,0 +1,97 @@
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/limits.h"
+#include "mcp/toolcall.h"
+
+static void put_stream(FILE *f, const struct sb_stream *s)
+{
+	/* NUL bytes would end the text for many clients: show them as \0. */
+	const char *p = s->data, *end = s->data + s->len;
+	while (p < end) {
+		const char *nul = memchr(p, '\0', (size_t)(end - p));
+		size_t n = nul ? (size_t)(nul - p) : (size_t)(end - p);
+		fwrite(p, 1, n, f);
+		if (!nul)
+			break;
+		fputs("\\0", f);
+		p = nul + 1;
+	}
+	if (s->data[s->len - 1] != '\n')
+		fputc('\n', f);
+}
+
+static void truncation(FILE *f, const char *name, const struct sb_stream *s, const struct sb_result *r)
+{
+	if (!s->truncated)
+		return;
+	fprintf(f,
+		"[%s was cut: the code wrote %llu bytes, more than the %zu KiB kept per stream; the middle "
+		"is left out]\n",
+		name, (unsigned long long)s->total_bytes, r->max_bytes_per_stream / 1024);
+}
+
+static void advice(FILE *f, const struct sb_result *r, const struct sb_tool *t, const struct sb_config *cfg)
+{
+	if (r->internal_error) {
+		fprintf(f,
+			"The sandbox could not run the code; this is not a problem with your code.%s%s\n"
+			"Call sandbox_status to see what is missing, and tell the user.\n",
+			r->hint ? " Hint: " : "", r->hint ? r->hint : "");
+	} else if (r->timed_out) {
+		if (r->timeout_s < SB_TIMEOUT_MAX_S)
+			fprintf(f,
+				"The code did not finish in %u s. Make the computation smaller or faster, or call "
+				"%s again with a larger timeout_seconds (at most %d).\n",
+				r->timeout_s, t->name, SB_TIMEOUT_MAX_S);
+		else
+			fprintf(f, "The code did not finish in %u s, the longest allowed. Make the computation "
+				   "smaller or faster.\n", r->timeout_s);
+	} else if (r->output_limit_exceeded) {
+		fprintf(f,
+			"The output was larger than %zu KiB per stream, so the sandbox was stopped. Print less: "
+			"sizes, summaries or the first few items.\n",
+			r->max_bytes_per_stream / 1024);
+	} else if (r->signal == SIGKILL) {
+		fprintf(f, "The process was killed, most often because it needed more than the memory limit "
+			   "(%s). Use less memory.\n", cfg->limits.memory);
+	} else if (r->signal) {
+		fprintf(f, "The process was killed by a signal; fix the code and call %s again.\n", t->name);
+	} else if (r->exit_code != 0) {
+		fprintf(f, "The code failed: read the error above, fix the code and call %s again.\n", t->name);
+	}
+}
+
+char *sb_result_text(const struct sb_result *r, const struct sb_tool *t, const struct sb_config *cfg)
+{
+	char *buf = NULL, verdict[1024];
+	size_t size = 0;
+	FILE *f = open_memstream(&buf, &size);
+	if (!f)
+		return NULL;
+	bool has_out = r->out.data && r->out.len > 0, has_err = r->err.data && r->err.len > 0;
+	if (has_out)
+		put_stream(f, &r->out);
+	if (has_err) {
+		fputs(has_out ? "\nstderr:\n" : "stderr:\n", f);
+		put_stream(f, &r->err);
+	}
+	if (!has_out && !has_err && !r->internal_error)
+		fputs(sb_result_ok(r) ? "(no output: print() the values you want to see, or end with an expression)\n"
+				      : "(no output)\n",
+		      f);
+	if (has_out || has_err)
+		fputc('\n', f);
+	sb_result_verdict(r, verdict, sizeof verdict);
+	fprintf(f, "[%s]\n", verdict);
+	truncation(f, "stdout", &r->out, r);
+	truncation(f, "stderr", &r->err, r);
+	advice(f, r, t, cfg);
+	fclose(f);
+	/* Drop the final newline: the block ends with the verdict or advice. */
+	if (size > 0 && buf[size - 1] == '\n')
+		buf[size - 1] = '\0';
+	return buf;
+}
