@@ -1,0 +1,349 @@
+/* Memory, pids and CPU limits through a per-sandbox cgroup: cgroup v2 when a
+ * delegated, writable cgroup with the controllers exists; cgroup v1 (memory,
+ * pids, cpu hierarchies) when running as root on a v1/hybrid host; else
+ * nothing here and limits.c falls back to rlimits. The sandbox's cgroup is
+ * created below the caller's own cgroup, so limits set above us still hold. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sandbox/native/native.h"
+
+static atomic_uint cg_counter;
+
+static bool has_token(const char *list, const char *tok)
+{
+	size_t n = strlen(tok);
+	for (const char *p = list; p && *p;) {
+		const char *e = strpbrk(p, ", \n");
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		if (len == n && strncmp(p, tok, n) == 0)
+			return true;
+		p = e ? e + 1 : NULL;
+	}
+	return false;
+}
+
+/* The mount point of the hierarchy with `ctrl` (v1) or of cgroup2 (ctrl
+ * NULL), and the mount's root inside the hierarchy. */
+static bool find_mount(const char *ctrl, char *mnt, size_t mn, char *root, size_t rn)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return false;
+	char line[4096];
+	bool found = false;
+	while (!found && fgets(line, sizeof line, f)) {
+		char *save = NULL, *fields[12] = {0};
+		int nf = 0;
+		for (char *t = strtok_r(line, " \n", &save); t && nf < 12; t = strtok_r(NULL, " \n", &save))
+			fields[nf++] = t;
+		int dash = -1;
+		for (int i = 6; i < nf; i++)
+			if (strcmp(fields[i], "-") == 0) {
+				dash = i;
+				break;
+			}
+		if (dash < 0 || dash + 3 >= nf + 1 || !fields[dash + 1])
+			continue;
+		const char *fstype = fields[dash + 1];
+		const char *super = dash + 3 < nf ? fields[dash + 3] : "";
+		if (ctrl ? (strcmp(fstype, "cgroup") == 0 && has_token(super, ctrl))
+			 : strcmp(fstype, "cgroup2") == 0) {
+			snprintf(mnt, mn, "%s", fields[4]);
+			snprintf(root, rn, "%s", fields[3]);
+			found = true;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/* Our own cgroup in the hierarchy with `ctrl` (NULL: the v2 "0::" line). */
+static bool own_path(const char *ctrl, char *out, size_t n)
+{
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	if (!f)
+		return false;
+	char line[4096];
+	bool found = false;
+	while (!found && fgets(line, sizeof line, f)) {
+		char *c1 = strchr(line, ':');
+		char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		if (!c2)
+			continue;
+		*c2 = '\0';
+		char *nl = strchr(c2 + 1, '\n');
+		if (nl)
+			*nl = '\0';
+		bool match = ctrl ? has_token(c1 + 1, ctrl) : (strncmp(line, "0:", 2) == 0 && c1[1] == '\0');
+		if (match) {
+			snprintf(out, n, "%s", c2 + 1);
+			found = true;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/* The directory of our own cgroup for ctrl (or v2), e.g.
+ * /sys/fs/cgroup/memory/user.slice. */
+static bool own_dir(const char *ctrl, char *out, size_t n)
+{
+	char mnt[PATH_MAX], root[PATH_MAX], path[PATH_MAX];
+	if (!find_mount(ctrl, mnt, sizeof mnt, root, sizeof root) || !own_path(ctrl, path, sizeof path))
+		return false;
+	const char *rel = path;
+	size_t rl = strlen(root);
+	if (strcmp(root, "/") != 0) {
+		if (strncmp(path, root, rl) != 0 || (path[rl] != '/' && path[rl] != '\0'))
+			return false; /* our cgroup is outside what is mounted */
+		rel = path + rl;
+	}
+	if (strcmp(rel, "/") == 0)
+		rel = "";
+	return snprintf(out, n, "%s%s", mnt, rel) < (int)n;
+}
+
+static bool read_line(const char *path, char *buf, size_t n)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	bool ok = fgets(buf, (int)n, f) != NULL;
+	fclose(f);
+	if (!ok)
+		buf[0] = '\0';
+	return true;
+}
+
+static bool v2_usable(char *dir, size_t n, char *why, size_t wn)
+{
+	char path[PATH_MAX + 32], line[512];
+	if (!own_dir(NULL, dir, n)) {
+		snprintf(why, wn, "no cgroup v2 hierarchy is mounted");
+		return false;
+	}
+	snprintf(path, sizeof path, "%s/cgroup.controllers", dir);
+	if (!read_line(path, line, sizeof line) || !has_token(line, "memory") || !has_token(line, "pids")) {
+		snprintf(why, wn, "cgroup v2 at %s has no memory/pids controllers", dir);
+		return false;
+	}
+	snprintf(path, sizeof path, "%s/cgroup.subtree_control", dir);
+	if (access(dir, W_OK) != 0 || access(path, W_OK) != 0) {
+		snprintf(why, wn, "cgroup v2 %s is not delegated to this user (not writable)", dir);
+		return false;
+	}
+	return true;
+}
+
+static bool v1_usable(char *why, size_t wn)
+{
+	char dir[PATH_MAX];
+	if (geteuid() != 0) {
+		snprintf(why, wn, "cgroup v1 needs root and cgroup v2 has no delegated cgroup for this user");
+		return false;
+	}
+	if (!own_dir("memory", dir, sizeof dir) || access(dir, W_OK) != 0) {
+		snprintf(why, wn, "no writable cgroup v1 memory hierarchy");
+		return false;
+	}
+	return true;
+}
+
+enum nat_cg_mode nat_cgroup_probe(char *why, size_t n, bool have[3])
+{
+	char dir[PATH_MAX], w2[256], path[PATH_MAX + 32], line[512];
+	static const char *const ctrls[] = {"memory", "pids", "cpu"};
+	have[0] = have[1] = have[2] = false;
+	why[0] = '\0';
+	if (v2_usable(dir, sizeof dir, w2, sizeof w2)) {
+		snprintf(path, sizeof path, "%s/cgroup.controllers", dir);
+		if (read_line(path, line, sizeof line))
+			for (int i = 0; i < 3; i++)
+				have[i] = has_token(line, ctrls[i]);
+		return NAT_CG_V2;
+	}
+	if (v1_usable(why, n)) {
+		for (int i = 0; i < 3; i++)
+			have[i] = own_dir(ctrls[i], dir, sizeof dir) && access(dir, W_OK) == 0;
+		return NAT_CG_V1;
+	}
+	size_t l = strlen(why);
+	snprintf(why + l, n - l, "; %s", w2);
+	return NAT_CG_NONE;
+}
+
+static int put(const char *dir, const char *file, const char *val)
+{
+	char path[PATH_MAX + 64];
+	snprintf(path, sizeof path, "%s/%s", dir, file);
+	return nat_write_file(path, val);
+}
+
+static void name_new(char *out, size_t n)
+{
+	snprintf(out, n, "sagebox.%ld.%u", (long)getpid(), atomic_fetch_add(&cg_counter, 1));
+}
+
+static int v1_create(const struct sb_limits *l, struct nat_cgroup *cg, struct sb_error *err)
+{
+	char name[64], base[PATH_MAX], val[64];
+	name_new(name, sizeof name);
+	struct {
+		const char *ctrl;
+		char *dir;
+	} hs[] = {{"memory", cg->mem}, {"pids", cg->pids}, {"cpu", cg->cpu}};
+	for (size_t i = 0; i < 3; i++) {
+		hs[i].dir[0] = '\0';
+		if (!own_dir(hs[i].ctrl, base, sizeof base))
+			continue;
+		if (snprintf(hs[i].dir, PATH_MAX, "%s/%s", base, name) >= PATH_MAX ||
+		    mkdir(hs[i].dir, 0755) != 0) {
+			hs[i].dir[0] = '\0';
+			continue;
+		}
+	}
+	if (cg->mem[0]) {
+		snprintf(val, sizeof val, "%llu", (unsigned long long)l->memory_bytes);
+		cg->mem_limited = put(cg->mem, "memory.limit_in_bytes", val) == 0;
+		/* memory+swap too, or the limit is only on RAM and the rest swaps. */
+		cg->memsw_limited = put(cg->mem, "memory.memsw.limit_in_bytes", val) == 0;
+	}
+	if (cg->pids[0]) {
+		snprintf(val, sizeof val, "%u", l->pids);
+		cg->pids_limited = put(cg->pids, "pids.max", val) == 0;
+	}
+	if (cg->cpu[0]) {
+		snprintf(val, sizeof val, "%ld", (long)(l->cpus * 100000 + 0.5));
+		cg->cpu_limited = put(cg->cpu, "cpu.cfs_period_us", "100000") == 0 &&
+				  put(cg->cpu, "cpu.cfs_quota_us", val) == 0;
+	}
+	if (cg->mem[0] && !cg->mem_limited) {
+		sb_fail_errno(err, "cannot set the memory limit in %s", cg->mem);
+		nat_cgroup_remove(cg);
+		return -1;
+	}
+	cg->mode = NAT_CG_V1;
+	return 0;
+}
+
+static pthread_mutex_t v2_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Enable the controllers for our children. The "no internal processes"
+ * rule refuses that while we are in the cgroup ourselves; then move this
+ * process into a leaf first, as crun and nsjail do (once per process). */
+static int v2_enable(const char *dir)
+{
+	const char *want = "+memory +pids +cpu";
+	if (put(dir, "cgroup.subtree_control", want) == 0 || put(dir, "cgroup.subtree_control", "+memory +pids") == 0)
+		return 0;
+	if (errno != EBUSY)
+		return -1;
+	char leaf[PATH_MAX + 32], pid[24];
+	snprintf(leaf, sizeof leaf, "%s/sagebox-server", dir);
+	if (mkdir(leaf, 0755) != 0 && errno != EEXIST)
+		return -1;
+	snprintf(pid, sizeof pid, "%ld", (long)getpid());
+	if (put(leaf, "cgroup.procs", pid) != 0)
+		return -1;
+	if (put(dir, "cgroup.subtree_control", want) == 0)
+		return 0;
+	return put(dir, "cgroup.subtree_control", "+memory +pids");
+}
+
+static int v2_create(const char *base, const struct sb_limits *l, struct nat_cgroup *cg, struct sb_error *err)
+{
+	char name[64], val[64];
+	pthread_mutex_lock(&v2_lock);
+	int rc = v2_enable(base);
+	pthread_mutex_unlock(&v2_lock);
+	if (rc != 0)
+		return sb_fail_errno(err, "cannot enable the memory/pids controllers in %s/cgroup.subtree_control",
+				     base);
+	name_new(name, sizeof name);
+	if (snprintf(cg->mem, sizeof cg->mem, "%s/%s", base, name) >= (int)sizeof cg->mem ||
+	    mkdir(cg->mem, 0755) != 0)
+		return sb_fail_errno(err, "cannot create the cgroup %s", cg->mem);
+	cg->mode = NAT_CG_V2;
+	snprintf(val, sizeof val, "%llu", (unsigned long long)l->memory_bytes);
+	cg->mem_limited = put(cg->mem, "memory.max", val) == 0;
+	/* No swap: the memory limit must be the limit. */
+	cg->memsw_limited = put(cg->mem, "memory.swap.max", "0") == 0;
+	snprintf(val, sizeof val, "%u", l->pids);
+	cg->pids_limited = put(cg->mem, "pids.max", val) == 0;
+	snprintf(val, sizeof val, "%ld 100000", (long)(l->cpus * 100000 + 0.5));
+	cg->cpu_limited = put(cg->mem, "cpu.max", val) == 0;
+	if (!cg->mem_limited || !cg->pids_limited) {
+		sb_fail_errno(err, "cannot set the limits in %s", cg->mem);
+		nat_cgroup_remove(cg);
+		return -1;
+	}
+	return 0;
+}
+
+int nat_cgroup_create(const struct sb_limits *l, struct nat_cgroup *cg, struct sb_error *err)
+{
+	char dir[PATH_MAX];
+	memset(cg, 0, sizeof *cg);
+	if (v2_usable(dir, sizeof dir, cg->note, sizeof cg->note))
+		return v2_create(dir, l, cg, err);
+	char w1[256];
+	if (v1_usable(w1, sizeof w1))
+		return v1_create(l, cg, err);
+	size_t n = strlen(cg->note);
+	snprintf(cg->note + n, sizeof cg->note - n, "; %s", w1);
+	cg->mode = NAT_CG_NONE;
+	return 0;
+}
+
+int nat_cgroup_join_self(const struct nat_cgroup *cg)
+{
+	const char *dirs[] = {cg->mem, cg->pids, cg->cpu};
+	char path[PATH_MAX + 16];
+	for (size_t i = 0; i < 3; i++) {
+		if (cg->mode == NAT_CG_NONE || !dirs[i][0])
+			continue;
+		size_t n = strlen(dirs[i]);
+		if (n + sizeof "/cgroup.procs" > sizeof path)
+			return -1;
+		memcpy(path, dirs[i], n);
+		memcpy(path + n, "/cgroup.procs", sizeof "/cgroup.procs");
+		/* "0": the writing process itself. */
+		if (nat_write_file(path, "0") != 0)
+			return -1;
+	}
+	return 0;
+}
+
+void nat_cgroup_kill(const struct nat_cgroup *cg)
+{
+	if (cg->mode == NAT_CG_V2 && cg->mem[0])
+		put(cg->mem, "cgroup.kill", "1");
+}
+
+void nat_cgroup_remove(struct nat_cgroup *cg)
+{
+	char *dirs[] = {cg->mem, cg->pids, cg->cpu};
+	for (size_t i = 0; i < 3; i++) {
+		if (!dirs[i][0])
+			continue;
+		/* The last processes may still be leaving: retry EBUSY for ~2 s. */
+		for (int tries = 0; tries < 200; tries++) {
+			if (rmdir(dirs[i]) == 0 || errno == ENOENT)
+				break;
+			if (errno != EBUSY)
+				break;
+			struct timespec ts = {0, 10 * 1000 * 1000};
+			nanosleep(&ts, NULL);
+		}
+		dirs[i][0] = '\0';
+	}
+}

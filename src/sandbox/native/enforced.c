@@ -1,0 +1,96 @@
+/* What this sandbox enforces, built from the command's own verification
+ * report (sent after the last step, just before execve) and from the limits
+ * that were really written. Nothing is claimed that was not applied. */
+#include <stdio.h>
+
+#include "sandbox/native/native.h"
+
+static void human(char *buf, size_t n, unsigned long long b)
+{
+	if (b >= (1ull << 30) && b % (1ull << 30) == 0)
+		snprintf(buf, n, "%llug", b >> 30);
+	else if (b >= (1ull << 20) && b % (1ull << 20) == 0)
+		snprintf(buf, n, "%llum", b >> 20);
+	else
+		snprintf(buf, n, "%llu bytes", b);
+}
+
+static const char *cg_name(const struct nat_cgroup *cg)
+{
+	return cg->mode == NAT_CG_V2 ? "cgroup v2" : cg->mode == NAT_CG_V1 ? "cgroup v1" : NULL;
+}
+
+json_t *nat_enforced_json(const struct nat_plan *p, const struct nat_ready *r)
+{
+	const struct sb_limits *l = &p->limits;
+	const struct nat_cgroup *cg = &p->cg;
+	char tmp[64], shm[64], w1[96], w2[96];
+	human(tmp, sizeof tmp, l->tmpfs_bytes);
+	human(shm, sizeof shm, l->tmpfs_bytes < (64ull << 20) ? l->tmpfs_bytes : (64ull << 20));
+	snprintf(w1, sizeof w1, "/tmp (tmpfs, %s)", tmp);
+	snprintf(w2, sizeof w2, "/dev/shm (tmpfs, %s)", shm);
+
+	json_t *o = json_object();
+	json_object_set_new(o, "backend", json_string("native"));
+	json_object_set_new(o, "namespaces", json_pack("[s,s,s,s,s,s,s]", "user", "mount", "pid", "net", "ipc",
+							   "uts", "cgroup"));
+	json_object_set_new(o, "uid_inside", json_integer(r->uid_inside));
+	json_object_set_new(o, "host_uid", json_integer(r->host_uid));
+	json_object_set_new(o, "dropped_root", json_boolean(p->drop_root));
+	json_object_set_new(o, "network", json_string(r->loopback_up ? "loopback only" : "none (no interface up)"));
+	json_object_set_new(o, "root_filesystem", json_string("tmpfs + read-only system binds"));
+	json_object_set_new(o, "writable", json_pack("[s,s]", w1, w2));
+
+	json_t *ll = json_object();
+	json_object_set_new(ll, "abi", json_integer(r->landlock_abi > 0 ? r->landlock_abi : 0));
+	json_object_set_new(ll, "enforced", json_boolean(r->landlock_abi > 0));
+	if (r->landlock_abi > 0) {
+		json_object_set_new(ll, "tcp_bind_connect", json_string(r->landlock_net ? "denied" : "not handled (ABI < 4)"));
+		json_object_set_new(ll, "scoped", r->landlock_scoped ? json_pack("[s,s]", "signals", "abstract unix sockets")
+								     : json_array());
+	} else {
+		json_object_set_new(ll, "note", json_string("this kernel has no Landlock"));
+	}
+	json_object_set_new(o, "landlock", ll);
+	json_object_set_new(o, "seccomp", json_string(r->seccomp ? "enforced" : "not enforced"));
+	json_object_set_new(o, "no_new_privs", json_boolean(r->no_new_privs));
+	json_object_set_new(o, "capabilities", json_string(r->caps_none && r->bounding_empty ? "none" : "SOME"));
+	json_object_set_new(o, "setsid", json_boolean(r->setsid));
+
+	/* memory */
+	const char *mem_by = NULL;
+	const char *mem_note = NULL;
+	if (cg->mem_limited) {
+		mem_by = cg_name(cg);
+		if (!cg->memsw_limited)
+			mem_note = "RAM only: swap use is not limited (no memsw/swap.max)";
+	} else if (r->rlimit_as) {
+		mem_by = "rlimit AS";
+		mem_note = "address space, not resident memory: a process may be refused memory before using it";
+	}
+	json_t *mem = json_pack("{s:s, s:s?}", "limit", l->memory, "enforced_by", mem_by);
+	if (mem_note)
+		json_object_set_new(mem, "note", json_string(mem_note));
+	json_object_set_new(o, "memory", mem);
+
+	const char *pids_by = cg->pids_limited ? cg_name(cg) : r->rlimit_nproc ? "rlimit NPROC" : NULL;
+	json_t *pids = json_pack("{s:I, s:s?}", "limit", (json_int_t)l->pids, "enforced_by", pids_by);
+	if (!cg->pids_limited && r->rlimit_nproc)
+		json_object_set_new(pids, "note", json_string("per uid of this sandbox's own user namespace"));
+	json_object_set_new(o, "pids", pids);
+
+	json_t *cpus = json_pack("{s:f, s:s?}", "limit", l->cpus, "enforced_by", cg->cpu_limited ? cg_name(cg) : NULL);
+	if (!cg->cpu_limited)
+		json_object_set_new(cpus, "note",
+				    json_string("not enforced: CPU share needs a cgroup (no rlimit can limit it)"));
+	json_object_set_new(o, "cpus", cpus);
+	if (cg->mode == NAT_CG_NONE && cg->note[0])
+		json_object_set_new(o, "cgroup_note", json_string(cg->note));
+
+	json_object_set_new(o, "nofile", json_integer(l->nofile));
+	json_object_set_new(o, "fsize_bytes", json_integer((json_int_t)l->fsize_bytes));
+	json_object_set_new(o, "core_dumps", json_false());
+	json_object_set_new(o, "verified", json_string("reported by the sandboxed process itself after the last "
+						       "setup step, just before execve"));
+	return o;
+}

@@ -1,0 +1,36 @@
+/* rlimits: always nofile, fsize and no core dumps; memory and pids only
+ * when no cgroup limits them (cgroup.c). CPU share cannot be an rlimit. */
+#include <errno.h>
+#include <sys/resource.h>
+
+#include "sandbox/native/native.h"
+
+static int hard(int res, rlim_t v)
+{
+	/* soft = hard: the code cannot raise it back. */
+	struct rlimit rl = {v, v};
+	return setrlimit(res, &rl);
+}
+
+int nat_apply_rlimits(const struct nat_plan *p)
+{
+	const struct sb_limits *l = &p->limits;
+	/* fd exhaustion of the host is bounded. */
+	if (hard(RLIMIT_NOFILE, l->nofile) != 0)
+		return -1;
+	/* A single runaway file is bounded (the tmpfs size bounds the sum). */
+	if (hard(RLIMIT_FSIZE, l->fsize_bytes) != 0)
+		return -1;
+	/* No core dumps: they would write the process's memory somewhere. */
+	if (hard(RLIMIT_CORE, 0) != 0)
+		return -1;
+	/* Fallback memory limit: address space, the only rlimit the kernel
+	 * enforces for every allocation (RLIMIT_RSS is ignored). */
+	if (p->rlimit_mem && hard(RLIMIT_AS, l->memory_bytes) != 0)
+		return -1;
+	/* Fallback pids limit: counted per uid in this user namespace, which
+	 * only this sandbox uses. */
+	if (p->rlimit_pids && hard(RLIMIT_NPROC, l->pids) != 0)
+		return -1;
+	return 0;
+}

@@ -1,0 +1,187 @@
+/* The native backend's internals: one sandbox is three processes.
+ *
+ *   caller (multi-threaded server)
+ *     └─ outer   host side, single-threaded: joins the cgroup, drops host
+ *        │       root, creates the user namespace and maps one uid, then
+ *        │       the other namespaces; relays kill requests; reaps init.
+ *        └─ init pid 1 of the new pid namespace: builds the root filesystem,
+ *           │    brings up loopback, forks the command, reaps zombies and
+ *           │    reports the command's status; when it exits the kernel
+ *           │    kills everything left in the namespace.
+ *           └─ command  setsid, rlimits, no capabilities, no_new_privs,
+ *                Landlock, seccomp (last), execve.
+ *
+ * Everything the children need is computed by the caller before fork (a
+ * `struct nat_plan`), so the children make raw system calls only: no
+ * malloc-heavy library calls, no NSS, no locks taken after fork. Each child
+ * reports failures (and, from the command, the verified enforcement) to the
+ * caller over a CLOEXEC pipe as fixed-size records. */
+#ifndef SAGEBOX_NATIVE_H
+#define SAGEBOX_NATIVE_H
+
+#include <limits.h>
+#include <linux/filter.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdnoreturn.h>
+#include <sys/types.h>
+
+#include "core/limits.h"
+#include "sandbox/sandbox.h"
+#include "util/error.h"
+
+/* The one id the sandbox sees itself as. */
+#define NAT_UID_INSIDE 1000
+#define NAT_GID_INSIDE 1000
+#define NAT_HOSTNAME "sagebox"
+
+/* Fixed descriptor slots in the outer/init/command processes. */
+#define NAT_FD_REPORT 3 /* records to the caller; CLOEXEC: EOF at execve */
+#define NAT_FD_STATUS 4 /* init -> caller: the command's exit status */
+#define NAT_FD_CTL 5    /* caller <-> outer: kill requests, caller liveness */
+
+/* ---- the report channel (report.c) ---- */
+enum nat_msg_kind { NAT_MSG_ERROR = 1, NAT_MSG_READY = 2, NAT_MSG_EXIT = 3 };
+
+struct nat_ready {
+	int landlock_abi;      /* ABI of the ruleset that was applied, 0: none */
+	bool landlock_net;     /* TCP bind/connect handled (ABI >= 4) */
+	bool landlock_scoped;  /* signals + abstract unix sockets scoped (ABI >= 6) */
+	bool seccomp;          /* PR_GET_SECCOMP == 2 after loading */
+	bool no_new_privs;     /* PR_GET_NO_NEW_PRIVS == 1 */
+	bool caps_none;        /* capget: effective/permitted/inheritable all 0 */
+	bool bounding_empty;   /* PR_CAPBSET_READ is 0 for every capability */
+	bool loopback_up;      /* lo is IFF_UP in the new net namespace */
+	bool setsid;
+	bool rlimit_as;        /* memory fallback applied */
+	bool rlimit_nproc;     /* pids fallback applied */
+	int uid_inside;
+	int gid_inside;
+	long host_uid;         /* the unprivileged host uid outside (uid_map) */
+};
+
+struct nat_msg {
+	int kind;
+	int errnum;
+	char stage[32];
+	char msg[1024];
+	char hint[1024];
+	struct nat_ready ready;
+	int exit_code; /* NAT_MSG_EXIT */
+	int signal;
+};
+
+_Static_assert(sizeof(struct nat_msg) <= 4096, "a record must be written atomically (PIPE_BUF)");
+
+/* Write one record (a single write of < PIPE_BUF bytes: atomic). */
+void nat_report(int fd, const struct nat_msg *m);
+/* Report an error from a child and _exit(125). errno-style detail appended
+ * when errnum != 0. Async-signal-safe apart from vsnprintf into a stack
+ * buffer. */
+noreturn void nat_child_fail(const char *stage, int errnum, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+noreturn void nat_child_fail_hint(const char *stage, int errnum, const char *hint, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* ---- cgroups (cgroup.c) ---- */
+enum nat_cg_mode { NAT_CG_NONE, NAT_CG_V1, NAT_CG_V2 };
+
+struct nat_cgroup {
+	enum nat_cg_mode mode;
+	char mem[PATH_MAX];  /* v1: memory dir; v2: the one dir */
+	char pids[PATH_MAX]; /* v1 only */
+	char cpu[PATH_MAX];  /* v1 only */
+	bool mem_limited, memsw_limited, pids_limited, cpu_limited;
+	char note[256];      /* why no cgroup, or a caveat */
+};
+
+/* Which mode would be used, without creating anything (status); have[]:
+ * memory, pids, cpu controllers usable in that mode. */
+enum nat_cg_mode nat_cgroup_probe(char *why, size_t n, bool have[3]);
+/* Create a per-sandbox cgroup with the limits; cg->mode NAT_CG_NONE (and
+ * cg->note says why) when none can be used. Returns -1 only on a real
+ * failure after a mode was chosen (err filled). */
+int nat_cgroup_create(const struct sb_limits *l, struct nat_cgroup *cg, struct sb_error *err);
+/* In the outer child, before dropping root: move itself in. AS-safe. */
+int nat_cgroup_join_self(const struct nat_cgroup *cg);
+/* cgroup.kill (v2) where available. */
+void nat_cgroup_kill(const struct nat_cgroup *cg);
+/* Remove the directories (after every process has exited). */
+void nat_cgroup_remove(struct nat_cgroup *cg);
+
+/* ---- what the children need (spawn.c prepares it) ---- */
+struct nat_plan {
+	const char *const *argv;
+	const char *const *envp;
+	struct sb_limits limits;
+	pid_t caller_pid;
+	bool drop_root;            /* started as root: become host_uid first */
+	uid_t host_uid;            /* unprivileged uid outside (after the drop) */
+	gid_t host_gid;
+	struct nat_cgroup cg;
+	bool rlimit_mem;           /* no cgroup memory limit: use RLIMIT_AS */
+	bool rlimit_pids;          /* no cgroup pids limit: use RLIMIT_NPROC */
+	const struct sock_fprog *seccomp;
+	int landlock_abi;          /* best ABI the kernel offers (probed) */
+	/* child ends, moved to 0,1,2 and NAT_FD_* in the outer child */
+	int in_fd, out_fd, err_fd, report_fd, status_fd, ctl_fd;
+	/* filled in init, inherited by the command */
+	bool loopback_up;
+};
+
+/* ---- the three processes ---- */
+noreturn void nat_outer_main(struct nat_plan *p);          /* outer.c */
+noreturn void nat_init_main(struct nat_plan *p, int alive_fd); /* init.c */
+noreturn void nat_command_main(struct nat_plan *p);        /* command.c */
+
+/* ---- steps (one file each) ---- */
+/* userns.c */
+int nat_drop_root(uid_t uid, gid_t gid);                   /* -1 + errno */
+int nat_userns_enter(uid_t host_uid, gid_t host_gid, const char **step); /* -1 + errno */
+/* Why user namespaces cannot be created here, from the sysctls; returns
+ * false when nothing explains it. Not async-signal-safe (stdio): caller only. */
+bool nat_userns_diagnose(int errnum, char *msg, size_t msgn, char *hint, size_t hintn);
+/* Fork a probe that tries the namespaces as spawn would; 0 ok, else errno. */
+int nat_userns_probe(uid_t uid, gid_t gid, bool drop_root, const char **step);
+/* Resolve the sandbox user (name or number) for a root caller. */
+int nat_resolve_user(const char *name, uid_t *uid, gid_t *gid, struct sb_error *err);
+
+/* mounts.c, dev.c, etc.c: the new root, built in init. die on error. */
+void nat_build_root(const struct nat_plan *p);
+void nat_make_dev(const char *dev, const struct sb_limits *l);
+void nat_make_etc(const char *etc);
+void nat_bind(const char *src, const char *dst, bool writable_dev);
+void nat_remount_ro_recursive(const char *path);
+
+/* net.c */
+int nat_loopback_up(void);
+
+/* caps.c */
+int nat_drop_caps(void);
+bool nat_caps_none(void);
+bool nat_bounding_empty(void);
+
+/* limits.c */
+int nat_apply_rlimits(const struct nat_plan *p);
+
+/* landlock.c */
+int nat_landlock_abi(void); /* 0 when unsupported */
+/* Apply at ABI min(abi, what we know); returns the applied ABI, -1 + errno. */
+int nat_landlock_apply(int abi);
+
+/* seccomp_filter.c */
+/* The compiled filter (built once, shared by every spawn). NULL + err. */
+const struct sock_fprog *nat_seccomp_program(struct sb_error *err);
+int nat_seccomp_load(const struct sock_fprog *prog); /* -1 + errno */
+
+/* status.c */
+json_t *nat_status(const struct sb_config *cfg);
+
+/* enforced.c */
+json_t *nat_enforced_json(const struct nat_plan *p, const struct nat_ready *r);
+
+/* small helpers (report.c) */
+int nat_write_file(const char *path, const char *data); /* -1 + errno */
+void nat_fmt_u(char *buf, size_t n, unsigned long long v);
+
+#endif

@@ -1,0 +1,134 @@
+/* The outer process: forked from the (multi-threaded) caller, it is the
+ * only host-side process of the sandbox. It gives up host root, creates the
+ * namespaces, forks init into them, and then only relays: a kill request
+ * (or the caller's death, seen as EOF) becomes SIGKILL to init. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sandbox/native/native.h"
+
+/* Put the child's descriptors on fixed slots and close everything else the
+ * caller had open (other jobs' pipes, the server's sockets). */
+static void arrange_fds(struct nat_plan *p)
+{
+	int src[6] = {p->in_fd, p->out_fd, p->err_fd, p->report_fd, p->status_fd, p->ctl_fd};
+	int high[6];
+	for (int i = 0; i < 6; i++) {
+		high[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 64);
+		if (high[i] < 0)
+			_exit(125); /* cannot even report: the caller sees EOF */
+	}
+	for (int i = 0; i < 6; i++)
+		if (dup3(high[i], i, i >= NAT_FD_REPORT ? O_CLOEXEC : 0) < 0)
+			_exit(125);
+	/* Every other fd is gone: the code can never reach the caller's. */
+	if (close_range(6, ~0U, 0) != 0)
+		for (int fd = 6; fd < 65536; fd++)
+			close(fd);
+	p->in_fd = 0, p->out_fd = 1, p->err_fd = 2;
+	p->report_fd = NAT_FD_REPORT, p->status_fd = NAT_FD_STATUS, p->ctl_fd = NAT_FD_CTL;
+}
+
+static void reset_signals(void)
+{
+	/* The caller's handlers and ignored signals must not leak into the
+	 * sandbox (an ignored SIGPIPE would survive execve). */
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_DFL;
+	for (int s = 1; s < _NSIG; s++)
+		if (s != SIGKILL && s != SIGSTOP)
+			sigaction(s, &sa, NULL);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+static noreturn void fail_userns(int errnum, const char *step)
+{
+	/* Only raw formatting here; the caller adds the sysctl diagnosis. */
+	nat_child_fail("userns", errnum, "cannot create a user namespace (%s)", step);
+}
+
+static noreturn void relay(pid_t init)
+{
+	/* stdio to /dev/null: only the sandbox holds the pipes now, so the
+	 * caller sees EOF exactly when the sandbox is gone. */
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	for (int fd = 0; fd < 3 && null >= 0; fd++)
+		dup2(null, fd);
+	close(NAT_FD_REPORT);
+	close(NAT_FD_STATUS);
+	int pidfd = (int)syscall(SYS_pidfd_open, init, 0);
+	for (;;) {
+		struct pollfd pf[2] = {{.fd = NAT_FD_CTL, .events = POLLIN}, {.fd = pidfd, .events = POLLIN}};
+		int n = poll(pf, pidfd >= 0 ? 2 : 1, pidfd >= 0 ? -1 : 100);
+		if (n < 0 && errno != EINTR)
+			break;
+		if (n > 0 && (pf[0].revents & (POLLIN | POLLHUP | POLLERR))) {
+			char c;
+			ssize_t r = recv(NAT_FD_CTL, &c, 1, MSG_DONTWAIT);
+			if (r <= 0 || c == 'K') {
+				/* Kill request or the caller died: SIGKILL to pid 1
+				 * kills every process of the pid namespace. init is
+				 * our unreaped child: its pid cannot be reused. */
+				kill(init, SIGKILL);
+				break;
+			}
+		}
+		int st;
+		pid_t w = waitpid(init, &st, WNOHANG);
+		if (w == init)
+			_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+	}
+	int st = 0;
+	while (waitpid(init, &st, 0) < 0 && errno == EINTR)
+		;
+	_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+}
+
+noreturn void nat_outer_main(struct nat_plan *p)
+{
+	reset_signals();
+	arrange_fds(p);
+	/* Into the sandbox's cgroup while still allowed to (root, or the
+	 * delegated owner); the limits then hold for everything it forks. */
+	if (nat_cgroup_join_self(&p->cg) != 0)
+		nat_child_fail("cgroup", errno, "cannot join the sandbox cgroup %s", p->cg.mem);
+	/* Host root must never reach the sandbox: become an unprivileged uid
+	 * before any namespace exists, so no id mapping can give the code
+	 * root's access to host files. */
+	if (p->drop_root && nat_drop_root(p->host_uid, p->host_gid) != 0)
+		nat_child_fail("identity", errno, "cannot drop from root to uid %u", (unsigned)p->host_uid);
+	/* The caller may have died between fork and here: then stop. */
+	if (getppid() != p->caller_pid)
+		_exit(125);
+	const char *step = "";
+	if (nat_userns_enter(p->host_uid, p->host_gid, &step) != 0)
+		fail_userns(errno, step);
+	/* Mount, pid, network (loopback only), IPC (no host SysV/POSIX
+	 * queues), UTS (own hostname), cgroup (own cgroup view). */
+	if (unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP) != 0)
+		nat_child_fail("namespaces", errno, "cannot create the mount/pid/net/ipc/uts/cgroup namespaces");
+	int alive[2];
+	if (pipe2(alive, O_CLOEXEC) != 0)
+		nat_child_fail("namespaces", errno, "pipe");
+	pid_t init = fork();
+	if (init < 0)
+		nat_child_fail("namespaces", errno, "cannot fork init into the new pid namespace");
+	if (init == 0) {
+		close(alive[1]);
+		nat_init_main(p, alive[0]);
+	}
+	close(alive[0]);
+	relay(init); /* alive[1] stays open until we exit */
+}

@@ -1,0 +1,110 @@
+/* status(): can this machine run the native sandbox, and what would it
+ * enforce? Probes the kernel (a throw-away child tries the namespaces) but
+ * never runs user code. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "sandbox/native/native.h"
+
+static json_t *exe(const char *path)
+{
+	return json_pack("{s:s, s:b}", "path", path, "present", path[0] && access(path, X_OK) == 0);
+}
+
+json_t *nat_status(const struct sb_config *cfg)
+{
+	json_t *o = json_pack("{s:s}", "name", "native");
+	bool ok = true;
+	char msg[1024] = "", hint[1024] = "";
+
+	/* identity */
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+	bool root = uid == 0;
+	if (root) {
+		struct sb_error e = {0};
+		if (nat_resolve_user(cfg->sandbox_user, &uid, &gid, &e) != 0) {
+			ok = false;
+			snprintf(msg, sizeof msg, "%s", e.msg);
+			snprintf(hint, sizeof hint, "%s", e.hint);
+		}
+		json_object_set_new(o, "started_as_root", json_true());
+		json_object_set_new(o, "sandbox_user", json_pack("{s:s, s:I}", "name",
+								 cfg->sandbox_user[0] ? cfg->sandbox_user : "nobody",
+								 "host_uid", (json_int_t)uid));
+	}
+
+	/* user namespaces, probed for real */
+	json_t *un = json_object();
+	if (ok) {
+		const char *step = "";
+		int e = nat_userns_probe(uid, gid, root, &step);
+		json_object_set_new(un, "available", json_boolean(e == 0));
+		if (e != 0) {
+			ok = false;
+			char why[512], fix[512];
+			if (nat_userns_diagnose(e, why, sizeof why, fix, sizeof fix)) {
+				snprintf(msg, sizeof msg, "cannot create the sandbox's namespaces (%s: %s): %s", step,
+					 strerror(e), why);
+				snprintf(hint, sizeof hint, "%s", fix);
+			} else {
+				snprintf(msg, sizeof msg, "cannot create the sandbox's namespaces (%s: %s)", step,
+					 strerror(e));
+				snprintf(hint, sizeof hint, "check that this kernel allows user namespaces "
+							    "(`unshare -U true`), or use --backend podman");
+			}
+			json_object_set_new(un, "error", json_string(msg));
+			json_object_set_new(un, "hint", json_string(hint));
+		}
+	}
+	json_object_set_new(o, "user_namespaces", un);
+
+	/* Landlock */
+	int abi = nat_landlock_abi();
+	json_object_set_new(o, "landlock",
+			    json_pack("{s:i, s:b, s:s}", "abi", abi, "available", abi > 0, "covers",
+				      abi >= 6   ? "filesystem, TCP bind/connect, signal and abstract socket scoping"
+				      : abi >= 4 ? "filesystem, TCP bind/connect"
+				      : abi >= 1 ? "filesystem only"
+						 : "nothing (no Landlock in this kernel; namespaces and seccomp still apply)"));
+
+	/* seccomp */
+	struct sb_error se = {0};
+	bool kernel_seccomp = prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0;
+	bool filter = nat_seccomp_program(&se) != NULL;
+	json_t *sc = json_pack("{s:b}", "available", kernel_seccomp && filter);
+	if (!kernel_seccomp || !filter) {
+		ok = false;
+		snprintf(msg, sizeof msg, "%s", kernel_seccomp ? se.msg : "this kernel has no seccomp filter support");
+		snprintf(hint, sizeof hint, "%s", kernel_seccomp ? se.hint : "use a kernel built with CONFIG_SECCOMP_FILTER");
+		json_object_set_new(sc, "error", json_string(msg));
+	}
+	json_object_set_new(o, "seccomp", sc);
+
+	/* cgroups and what each limit would be enforced by */
+	char why[512];
+	bool have[3];
+	enum nat_cg_mode mode = nat_cgroup_probe(why, sizeof why, have);
+	const char *cgname = mode == NAT_CG_V2 ? "cgroup v2" : mode == NAT_CG_V1 ? "cgroup v1" : NULL;
+	json_t *cgj = json_pack("{s:s}", "mode", mode == NAT_CG_V2 ? "v2" : mode == NAT_CG_V1 ? "v1" : "none");
+	if (mode == NAT_CG_NONE)
+		json_object_set_new(cgj, "why_none", json_string(why));
+	json_object_set_new(o, "cgroup", cgj);
+	json_object_set_new(o, "would_enforce",
+			    json_pack("{s:s, s:s, s:s?, s:s}", "memory", have[0] ? cgname : "rlimit AS", "pids",
+				      have[1] ? cgname : "rlimit NPROC", "cpus", have[2] ? cgname : NULL, "nofile_fsize_core",
+				      "rlimit"));
+
+	json_object_set_new(o, "sage", exe(cfg->sage));
+	json_object_set_new(o, "python", exe(cfg->python));
+	json_object_set_new(o, "shell", exe(cfg->shell));
+	json_object_set_new(o, "available", json_boolean(ok));
+	if (!ok) {
+		json_object_set_new(o, "error", json_string(msg));
+		json_object_set_new(o, "hint", json_string(hint));
+	}
+	return o;
+}
