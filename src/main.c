@@ -58,6 +58,8 @@ int main(int argc, char **argv)
 		return sb_cli_self_test(argc - 1, argv + 1);
 	if (!strcmp(cmd, "mcp"))
 		return sb_cli_mcp(argc - 1, argv + 1);
+	if (!strcmp(cmd, "image"))
+		return sb_cli_image(argc - 1, argv + 1);
 	fprintf(stderr, "sagebox: unknown command '%s'\n\n", cmd);
 	usage(stderr);
 	return 2;

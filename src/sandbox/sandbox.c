@@ -47,8 +47,9 @@ const struct sb_backend *sb_backend_select(const struct sb_config *cfg, struct s
 	case SB_BACKEND_HOST:
 		return &sb_backend_host;
 	case SB_BACKEND_PODMAN:
+		return &sb_backend_podman;
 	case SB_BACKEND_DOCKER:
-		break;
+		return &sb_backend_docker;
 	}
 	sb_fail(err, "backend '%s' is not available in this build", sb_backend_kind_name(cfg->backend));
 	sb_hint(err, "use --backend native (the default) or --backend host");

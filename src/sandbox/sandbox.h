@@ -59,6 +59,9 @@ struct sb_backend {
 
 extern const struct sb_backend sb_backend_native;
 extern const struct sb_backend sb_backend_host;
+/* Rootless Podman, and the same with the docker CLI (sandbox/podman/). */
+extern const struct sb_backend sb_backend_podman;
+extern const struct sb_backend sb_backend_docker;
 
 /* The backend the configuration asks for; auto picks native on Linux.
  * Returns NULL with err filled when the named backend is not built in. */

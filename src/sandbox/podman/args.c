@@ -1,0 +1,226 @@
+/* The `podman run` (or `docker run`) argv: the seed's flags and more, each
+ * with the attack it stops. Nothing here comes from the user's code; the
+ * command's own argv goes after the image, as arguments, never through a
+ * shell. */
+#include "sandbox/podman/podman.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sandbox/sandbox.h"
+
+static int push(struct pm_argv *a, const char *s)
+{
+	if (a->n + 2 > a->cap) {
+		size_t nc = a->cap ? a->cap * 2 : 128;
+		const char **nv = realloc(a->v, nc * sizeof *nv);
+		if (!nv)
+			return -1;
+		a->v = nv;
+		a->cap = nc;
+	}
+	a->v[a->n++] = s;
+	a->v[a->n] = NULL;
+	return 0;
+}
+
+static int pushf(struct pm_argv *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int pushf(struct pm_argv *a, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	va_start(ap, fmt);
+	int n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -1;
+	if (a->nowned + 1 > a->capowned) {
+		size_t nc = a->capowned ? a->capowned * 2 : 32;
+		char **no = realloc(a->owned, nc * sizeof *no);
+		if (!no) {
+			free(s);
+			return -1;
+		}
+		a->owned = no;
+		a->capowned = nc;
+	}
+	a->owned[a->nowned++] = s;
+	return push(a, s);
+}
+
+void pm_argv_free(struct pm_argv *a)
+{
+	for (size_t i = 0; i < a->nowned; i++)
+		free(a->owned[i]);
+	free(a->owned);
+	free(a->v);
+	memset(a, 0, sizeof *a);
+}
+
+/* "root", "0", "root:x", "0:0": the container's uid 0 is the host user
+ * itself under rootless podman, and owns the image's files. */
+static bool user_is_root(const char *u)
+{
+	size_t n = strcspn(u, ":");
+	if (n == 4 && strncmp(u, "root", 4) == 0)
+		return true;
+	if (n == 0)
+		return true; /* ":gid" means the image's default user, often root */
+	for (size_t i = 0; i < n; i++)
+		if (u[i] != '0')
+			return false;
+	return true;
+}
+
+/* The backstop deadline conmon enforces even if sagebox itself dies: the
+ * container cannot outlive its purpose by more than this. */
+static unsigned backstop_s(const struct sb_config *cfg, const struct sb_limits *l)
+{
+	if (cfg->isolation == SB_ISOLATION_FRESH)
+		return l->timeout_s + 60;
+	if (cfg->worker_max_minutes == 0)
+		return 0;
+	return cfg->worker_max_minutes * 60u + SB_TIMEOUT_MAX_S + 60u;
+}
+
+int pm_build_run_argv(const struct sb_config *cfg, enum pm_engine eng, const struct pm_info *info,
+		      const struct pm_plan *plan, const char *name, const char *owner, const char *image_ref,
+		      const char *const *argv, const struct sb_limits *l, struct pm_argv *a, struct sb_error *err)
+{
+	memset(a, 0, sizeof *a);
+	if (!argv || !argv[0] || argv[0][0] != '/')
+		return sb_fail(err, "internal: the sandboxed command must be an absolute path");
+	if (!cfg->container_user[0] || user_is_root(cfg->container_user)) {
+		sb_fail(err, "refusing to run as container user '%s': code must not run as root in the container",
+			cfg->container_user);
+		return sb_hint(err, "set container_user (--container-user) to the image's unprivileged user, e.g. sage");
+	}
+	if (image_ref[0] == '-')
+		return sb_fail(err, "refusing image reference '%s': it would be read as an option", image_ref);
+	int r = 0;
+	r |= push(a, pm_exe(cfg, eng));
+	if (eng == PM_PODMAN)
+		/* podman's warnings ("/" is not a shared mount, ...) would
+		 * otherwise be mixed into the program's stderr. */
+		r |= push(a, "--log-level=error");
+	r |= push(a, "run");
+	r |= push(a, "--rm");
+	r |= push(a, "-i"); /* the code arrives on stdin, never through a host mount */
+	r |= push(a, "--name");
+	r |= push(a, name);
+	/* Labels find our containers again: after a run, and after a sagebox
+	 * that was killed with SIGKILL (cleanup.c). */
+	r |= push(a, "--label");
+	r |= push(a, PM_LABEL);
+	r |= push(a, "--label");
+	r |= pushf(a, "%s=%s", PM_OWNER_KEY, owner);
+	/* Stops: a run fetching (possibly attacker-chosen) code from a
+	 * registry; the image is whatever the user put there on purpose. */
+	r |= push(a, "--pull=never");
+	/* Stops: exfiltration, downloads, attacks on the LAN and on services
+	 * listening on the host's loopback. Only a loopback device inside. */
+	r |= push(a, "--network=none");
+	/* Stops: code modifying the image (persistence across runs, trojaned
+	 * binaries for the next job). */
+	r |= push(a, "--read-only");
+	if (eng == PM_PODMAN)
+		/* Podman would add unbounded writable tmpfs on /run, /tmp and
+		 * /var/tmp: a RAM-filling DoS where no memory cgroup applies. */
+		r |= push(a, "--read-only-tmpfs=false");
+	/* The only writable places: size-bounded tmpfs, no device files, no
+	 * setuid binaries. Nothing of the host is mounted. */
+	r |= push(a, "--tmpfs");
+	r |= pushf(a, "/tmp:rw,nosuid,nodev,size=%llu,mode=1777", (unsigned long long)l->tmpfs_bytes);
+	/* The work dir is a tmpfs of its own: a --workdir that does not exist
+	 * is created by the runtime as root 0755, unwritable for the user.
+	 * Podman's U hands it to the container user with mode 0700; docker
+	 * lacks U, so there it is world-writable with the sticky bit (the
+	 * container has only the one user anyway). */
+	r |= push(a, "--tmpfs");
+	if (eng == PM_PODMAN)
+		r |= pushf(a, "%s:rw,nosuid,nodev,size=%llu,mode=0700,U", SB_SANDBOX_WORKDIR,
+			   (unsigned long long)l->tmpfs_bytes);
+	else
+		r |= pushf(a, "%s:rw,nosuid,nodev,size=%llu,mode=1777", SB_SANDBOX_WORKDIR,
+			   (unsigned long long)l->tmpfs_bytes);
+	r |= push(a, "--shm-size=64m");
+	r |= push(a, "--workdir");
+	r |= push(a, SB_SANDBOX_WORKDIR);
+	/* Stops: host secrets (API keys in the MCP client's environment)
+	 * reaching the code. Exactly the sandbox allow-list goes in. */
+	if (eng == PM_PODMAN)
+		r |= push(a, "--unsetenv-all");
+	for (const char *const *e = sb_sandbox_env(); *e; e++) {
+		r |= push(a, "--env");
+		r |= push(a, *e);
+	}
+	/* Stops: code owning the image's files and running with the host
+	 * user's own identity (container root = host user when rootless). */
+	r |= push(a, "--user");
+	r |= push(a, cfg->container_user);
+	/* Stops: privileged kernel interfaces (mount, raw sockets, ptrace of
+	 * other processes, chown tricks) and regaining privilege through
+	 * setuid/file-capability binaries in the image. */
+	r |= push(a, "--cap-drop=all");
+	r |= push(a, "--security-opt");
+	r |= push(a, "no-new-privileges");
+	/* Resource limits: fork bombs, memory exhaustion, CPU hogging, disk
+	 * filling. Only flags the engine applies here (limits.c). */
+	if (plan->use_cg_pids) {
+		r |= push(a, "--pids-limit");
+		r |= pushf(a, "%u", l->pids);
+	}
+	if (plan->use_cg_memory) {
+		r |= push(a, "--memory");
+		r |= push(a, l->memory);
+		/* no swap on top of the memory limit */
+		r |= push(a, "--memory-swap");
+		r |= push(a, l->memory);
+	}
+	if (plan->use_cg_cpu) {
+		r |= push(a, "--cpus");
+		r |= pushf(a, "%g", l->cpus);
+	}
+	r |= push(a, "--ulimit");
+	r |= pushf(a, "nofile=%u:%u", l->nofile, l->nofile);
+	r |= push(a, "--ulimit");
+	r |= pushf(a, "nproc=%u:%u", l->pids, l->pids);
+	r |= push(a, "--ulimit");
+	r |= pushf(a, "fsize=%llu:%llu", (unsigned long long)l->fsize_bytes, (unsigned long long)l->fsize_bytes);
+	if (plan->use_rlimit_data) {
+		/* The memory fallback where no memory cgroup is delegated.
+		 * RLIMIT_DATA (private writable memory: heap, anonymous maps),
+		 * not RLIMIT_AS: Sage reserves ~1.6 GB of address space for
+		 * 200 MB resident and cannot even import under as=1g. */
+		r |= push(a, "--ulimit");
+		r |= pushf(a, "data=%llu:%llu", (unsigned long long)l->memory_bytes,
+			   (unsigned long long)l->memory_bytes);
+	}
+	/* Core dumps of a crashing Sage would be written into the tmpfs. */
+	r |= push(a, "--ulimit");
+	r |= push(a, "core=0:0");
+	/* Output reaches us through the attach pipes; the engine keeps no log
+	 * file of it, so a flood cannot fill the host's disk. */
+	r |= push(a, "--log-driver=none");
+	unsigned bs = backstop_s(cfg, l);
+	if (eng == PM_PODMAN && bs > 0) {
+		/* Backstop: conmon kills the container at this age even when
+		 * sagebox was killed and nobody is left to do it. */
+		r |= push(a, "--timeout");
+		r |= pushf(a, "%u", bs);
+	}
+	r |= push(a, "--entrypoint");
+	r |= push(a, argv[0]);
+	r |= push(a, "--");
+	r |= push(a, image_ref);
+	for (size_t i = 1; argv[i]; i++)
+		r |= push(a, argv[i]);
+	(void)info;
+	if (r) {
+		pm_argv_free(a);
+		return sb_fail(err, "out of memory building the %s command", pm_engine_name(eng));
+	}
+	return 0;
+}

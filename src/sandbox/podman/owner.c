@@ -1,0 +1,101 @@
+/* Who owns a container: "<boot id>.<pid>.<start time>" of the sagebox process
+ * that started it. A pid alone is not enough (pids are reused, after a
+ * reboot every old owner is dead); the start time in clock ticks since boot
+ * (/proc/<pid>/stat field 22) makes the pair unique for one boot. */
+#include "sandbox/podman/podman.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+static char self_owner[96];
+static pthread_once_t self_once = PTHREAD_ONCE_INIT;
+
+static void boot_id(char out[13])
+{
+	char buf[64] = "";
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+	if (f) {
+		if (!fgets(buf, sizeof buf, f))
+			buf[0] = '\0';
+		fclose(f);
+	}
+	size_t j = 0;
+	for (size_t i = 0; buf[i] && j < 12; i++)
+		if ((buf[i] >= '0' && buf[i] <= '9') || (buf[i] >= 'a' && buf[i] <= 'f'))
+			out[j++] = buf[i];
+	out[j] = '\0';
+	if (j == 0)
+		strcpy(out, "noboot");
+}
+
+/* Field 22 of /proc/<pid>/stat; 0 when the process does not exist. The
+ * command name (field 2) may hold spaces and parentheses: skip to the last
+ * ')'. */
+static unsigned long long start_time(long pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	p++;
+	/* after ')': field 3 (state) ... field 22 */
+	for (int field = 3; field < 22 && p; field++) {
+		p = strchr(p + 1, ' ');
+	}
+	return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+static void self_init(void)
+{
+	char boot[13];
+	boot_id(boot);
+	snprintf(self_owner, sizeof self_owner, "%s.%ld.%llu", boot, (long)getpid(),
+		 start_time((long)getpid()));
+}
+
+const char *pm_owner_self(void)
+{
+	pthread_once(&self_once, self_init);
+	return self_owner;
+}
+
+bool pm_owner_alive(const char *owner)
+{
+	char boot[13], want_boot[16];
+	long pid;
+	unsigned long long st;
+	boot_id(boot);
+	if (!owner || sscanf(owner, "%15[^.].%ld.%llu", want_boot, &pid, &st) != 3)
+		return false; /* unreadable: not a sagebox of this boot */
+	if (strcmp(boot, want_boot) != 0 || pid <= 0)
+		return false; /* started before a reboot */
+	return start_time(pid) == st;
+}
+
+void pm_container_name(char *buf, size_t n)
+{
+	static atomic_uint counter;
+	unsigned r = 0;
+	if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r)
+		r = (unsigned)rand();
+	/* Unique per process and call, and unguessable: another local process
+	 * of the same user cannot pre-create a container with the name we are
+	 * about to use and have us attach code to it. (It would also need to
+	 * beat --name's "already in use" refusal, which fails closed.) */
+	snprintf(buf, n, PM_NAME_PREFIX "%ld-%u-%08x", (long)getpid(), atomic_fetch_add(&counter, 1) + 1, r);
+}

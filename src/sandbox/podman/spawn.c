@@ -1,0 +1,227 @@
+/* The podman and docker backends: spawn a container for one command, kill
+ * it (client and container), wait for it and make sure it is gone. */
+#include "sandbox/podman/podman.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sandbox/sandbox.h"
+
+struct pm_priv {
+	enum pm_engine eng;
+	char exe[PATH_MAX];
+	char name[96];
+	pthread_mutex_t lock;
+	bool reaped;  /* the client's pid is reaped: never signal it again */
+	bool killed;  /* kill() ran */
+	bool removed; /* the container is known to be gone */
+};
+
+/* The image's ID, cached like the engine info: one inspect per 30 s, not
+ * per run. The container starts from the ID we inspected, so what we
+ * report is what runs, even if the tag is moved meanwhile. */
+static pthread_mutex_t img_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	bool valid;
+	time_t at;
+	enum pm_engine eng;
+	char exe[PATH_MAX];
+	char image[512];
+	struct pm_image img;
+} img_cache;
+
+static int image_get(const struct sb_config *cfg, enum pm_engine eng, struct pm_image *img, struct sb_error *err)
+{
+	const char *exe = pm_exe(cfg, eng);
+	time_t now = time(NULL);
+	pthread_mutex_lock(&img_lock);
+	if (img_cache.valid && img_cache.eng == eng && now >= img_cache.at && now - img_cache.at < PM_INFO_TTL_S &&
+	    strcmp(img_cache.exe, exe) == 0 && strcmp(img_cache.image, cfg->image) == 0) {
+		*img = img_cache.img;
+		pthread_mutex_unlock(&img_lock);
+		return 0;
+	}
+	pthread_mutex_unlock(&img_lock);
+	if (pm_image_inspect(cfg, eng, img, err) < 0)
+		return -1;
+	pthread_mutex_lock(&img_lock);
+	img_cache.valid = img->present; /* a missing image is looked up again */
+	img_cache.at = now;
+	img_cache.eng = eng;
+	snprintf(img_cache.exe, sizeof img_cache.exe, "%s", exe);
+	snprintf(img_cache.image, sizeof img_cache.image, "%s", cfg->image);
+	img_cache.img = *img;
+	pthread_mutex_unlock(&img_lock);
+	return 0;
+}
+
+int pm_spawn(const struct sb_config *cfg, enum pm_engine eng, const struct sb_sandbox_req *req,
+	     struct sb_sandbox *sb, struct sb_error *err)
+{
+	sb->pid = -1;
+	sb->stdin_fd = sb->stdout_fd = sb->stderr_fd = -1;
+	sb->enforced = NULL;
+	sb->priv = NULL;
+	const struct sb_limits *l = req->limits ? req->limits : &cfg->limits;
+
+	/* Refuse a rootful engine: a container escape there is host root. */
+	struct pm_info info;
+	if (pm_info_get(cfg, eng, &info, err) < 0)
+		return -1;
+	if (!info.rootless)
+		return pm_refuse_not_rootless(cfg, eng, &info, err);
+	/* What a SIGKILLed sagebox left behind goes first. */
+	pm_cleanup_orphans_once(cfg, eng);
+
+	struct pm_image img;
+	if (image_get(cfg, eng, &img, err) < 0)
+		return -1;
+	if (!img.present)
+		return pm_refuse_missing_image(cfg, eng, err);
+
+	struct pm_plan plan;
+	pm_plan_limits(&info, &plan);
+	struct pm_priv *p = calloc(1, sizeof *p);
+	if (!p)
+		return sb_fail_errno(err, "out of memory");
+	p->eng = eng;
+	snprintf(p->exe, sizeof p->exe, "%s", pm_exe(cfg, eng));
+	pm_container_name(p->name, sizeof p->name);
+	pthread_mutex_init(&p->lock, NULL);
+
+	struct pm_argv a;
+	if (pm_build_run_argv(cfg, eng, &info, &plan, p->name, pm_owner_self(), img.id, req->argv, l, &a, err) < 0)
+		goto fail;
+	int fds[3];
+	int rc = pm_spawn_piped(p->exe, a.v, eng, &sb->pid, fds, err);
+	pm_argv_free(&a);
+	if (rc < 0)
+		goto fail;
+	sb->stdin_fd = fds[0];
+	sb->stdout_fd = fds[1];
+	sb->stderr_fd = fds[2];
+	sb->backend = eng == PM_DOCKER ? &sb_backend_docker : &sb_backend_podman;
+	sb->priv = p;
+	sb->enforced = pm_enforced_json(cfg, eng, &info, &plan, &img, l);
+	json_object_set_new(sb->enforced, "container",
+			    json_pack("{s:s, s:s}", "name", p->name, "owner", pm_owner_self()));
+	return 0;
+fail:
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+	return -1;
+}
+
+void pm_kill(struct sb_sandbox *sb)
+{
+	struct pm_priv *p = sb->priv;
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	/* The client first: it must not go on feeding the container. Only
+	 * while unreaped, so a reused pid is never hit. */
+	if (!p->reaped && sb->pid > 0)
+		kill(sb->pid, SIGKILL);
+	bool first = !p->killed;
+	p->killed = true;
+	pthread_mutex_unlock(&p->lock);
+	if (!first)
+		return;
+	/* Killing the client does not stop the container: conmon keeps it
+	 * running. Kill it and remove it by name. */
+	pm_kill_container(p->exe, p->eng, p->name);
+	if (pm_remove(p->exe, p->eng, p->name) == 0) {
+		pthread_mutex_lock(&p->lock);
+		p->removed = true;
+		pthread_mutex_unlock(&p->lock);
+	}
+}
+
+int pm_wait(struct sb_sandbox *sb, struct sb_exit *ex, struct sb_error *err)
+{
+	struct pm_priv *p = sb->priv;
+	ex->exit_code = -1;
+	ex->signal = 0;
+	if (!p)
+		return sb_fail(err, "internal: wait on a sandbox that was not started or already waited for");
+	/* Wait without reaping, then reap under the lock: kill() never
+	 * signals a pid that could already belong to someone else. */
+	siginfo_t si;
+	while (waitid(P_PID, (id_t)sb->pid, &si, WEXITED | WNOWAIT) < 0 && errno == EINTR)
+		;
+	int st = 0;
+	pthread_mutex_lock(&p->lock);
+	pid_t r;
+	while ((r = waitpid(sb->pid, &st, 0)) < 0 && errno == EINTR)
+		;
+	p->reaped = true;
+	bool removed = p->removed;
+	pthread_mutex_unlock(&p->lock);
+	int ret = 0;
+	if (r < 0) {
+		ret = sb_fail_errno(err, "cannot wait for %s (pid %ld)", p->exe, (long)sb->pid);
+	} else if (WIFSIGNALED(st)) {
+		ex->signal = WTERMSIG(st);
+	} else if (WIFEXITED(st)) {
+		int c = WEXITSTATUS(st);
+		/* podman/docker run exit with 128+N when the container's
+		 * command died of signal N. */
+		if (c > 128 && c <= 128 + 64) {
+			ex->signal = c - 128;
+		} else {
+			ex->exit_code = c;
+		}
+	}
+	/* `run --rm` removed it on a normal exit; make sure, whatever
+	 * happened (a killed client leaves a running container behind). */
+	if (!removed && pm_remove(p->exe, p->eng, p->name) < 0 && ret == 0) {
+		ret = sb_fail(err, "container %s could not be removed", p->name);
+		sb_hint(err, "remove it by hand: %s rm -f %s", p->exe, p->name);
+	}
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+	sb->priv = NULL;
+	return ret;
+}
+
+static json_t *podman_status(const struct sb_config *cfg)
+{
+	return pm_status(cfg, PM_PODMAN);
+}
+static int podman_spawn(const struct sb_config *cfg, const struct sb_sandbox_req *req, struct sb_sandbox *sb,
+			struct sb_error *err)
+{
+	return pm_spawn(cfg, PM_PODMAN, req, sb, err);
+}
+static json_t *docker_status(const struct sb_config *cfg)
+{
+	return pm_status(cfg, PM_DOCKER);
+}
+static int docker_spawn(const struct sb_config *cfg, const struct sb_sandbox_req *req, struct sb_sandbox *sb,
+			struct sb_error *err)
+{
+	return pm_spawn(cfg, PM_DOCKER, req, sb, err);
+}
+
+const struct sb_backend sb_backend_podman = {
+	.name = "podman",
+	.status = podman_status,
+	.spawn = podman_spawn,
+	.kill = pm_kill,
+	.wait = pm_wait,
+};
+
+const struct sb_backend sb_backend_docker = {
+	.name = "docker",
+	.status = docker_status,
+	.spawn = docker_spawn,
+	.kill = pm_kill,
+	.wait = pm_wait,
+};
