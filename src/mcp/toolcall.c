@@ -128,9 +128,10 @@ static char *self_test_text(const json_t *st)
 	const char *out = json_string_value(json_object_get(factor, "stdout"));
 	const char *err = json_string_value(json_object_get(factor, "stderr"));
 	if (factor)
-		fprintf(f, "factor(x^4 - 1) printed: %s\n", out && *out ? out : "(nothing)");
+		fprintf(f, "factor(x^4 - 1) printed: %.*s\n", out ? (int)strcspn(out, "\n") : 9,
+			out && *out ? out : "(nothing)");
 	if (err && *err)
-		fprintf(f, "stderr: %s\n", err);
+		fprintf(f, "stderr:\n%s%s", err, err[strlen(err) - 1] == '\n' ? "" : "\n");
 	const char *error = json_string_value(json_object_get(st, "error"));
 	if (error)
 		fprintf(f, "Error: %s\n", error);

@@ -1,0 +1,195 @@
+// Shared helpers for the `sagebox mcp` tests: where the binary is, an SDK
+// client over stdio, a raw line-level client, and process checks.
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import assert from 'node:assert/strict';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const BIN = process.env.SAGEBOX_BIN || path.resolve(here, '../../build/sagebox');
+export const REVISIONS = ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'];
+export const LATEST = '2025-11-25';
+
+export function serverEnv(extra = {}) {
+  return { ...process.env, ...extra };
+}
+
+// A connected SDK client. `stderr` collects the server's stderr.
+export async function sdkClient({ args = [], env = {}, capabilities = {} } = {}) {
+  const transport = new StdioClientTransport({
+    command: BIN,
+    args: ['mcp', ...args],
+    env: serverEnv(env),
+    stderr: 'pipe',
+  });
+  const stderr = [];
+  transport.stderr?.on('data', (d) => stderr.push(d.toString()));
+  const client = new Client({ name: 'sagebox-tests', version: '1.0.0' }, { capabilities });
+  await client.connect(transport);
+  return { client, transport, stderr, pid: transport.pid };
+}
+
+export function textOf(result) {
+  return result.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n');
+}
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// Processes whose command line contains `marker` (never this test process).
+export function processesWith(marker) {
+  const found = [];
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid) || Number(pid) === process.pid) continue;
+    let cmd;
+    try {
+      cmd = readFileSync(`/proc/${pid}/cmdline`, 'latin1');
+    } catch {
+      continue;
+    }
+    if (cmd.includes(marker)) found.push({ pid: Number(pid), cmd: cmd.replaceAll('\0', ' ') });
+  }
+  return found;
+}
+
+export async function waitGone(marker, ms = 10000) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (processesWith(marker).length === 0) return [];
+    await sleep(100);
+  }
+  return processesWith(marker);
+}
+
+export async function waitPresent(marker, ms = 30000) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (processesWith(marker).length > 0) return true;
+    await sleep(100);
+  }
+  return false;
+}
+
+export function uniqueMarker(tag) {
+  return `sbxmark-${tag}-${process.pid}-${Date.now()}-${Math.floor(Math.random() * 1e9)}`;
+}
+
+// Shell code that runs for `seconds` with `marker` in two processes' argv.
+export function markedSleep(marker, seconds = 300) {
+  return `sh -c 'sleep ${seconds}; true' ${marker} &\nsh -c 'sleep ${seconds}; true' ${marker}\nwait\n`;
+}
+
+// A raw client: writes lines (or bytes) and reads every line the server
+// writes, asserting each is one JSON-RPC 2.0 object (nothing else may ever
+// appear on stdout).
+export class RawServer {
+  constructor({ args = [], env = {} } = {}) {
+    this.proc = spawn(BIN, ['mcp', ...args], { env: serverEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
+    this.messages = [];
+    this.waiters = [];
+    this.stderr = '';
+    this.badLines = [];
+    this.exited = new Promise((resolve) => this.proc.on('exit', (code, signal) => resolve({ code, signal })));
+    let buf = '';
+    this.proc.stdout.setEncoding('utf8');
+    this.proc.stdout.on('data', (chunk) => {
+      buf += chunk;
+      let nl;
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        let msg;
+        try {
+          msg = JSON.parse(line);
+        } catch {
+          this.badLines.push(line);
+          continue;
+        }
+        if (msg === null || typeof msg !== 'object' || Array.isArray(msg) || msg.jsonrpc !== '2.0') {
+          this.badLines.push(line);
+          continue;
+        }
+        this.messages.push(msg);
+        this.waiters = this.waiters.filter((w) => !w(msg));
+      }
+    });
+    this.proc.stderr.on('data', (d) => (this.stderr += d.toString()));
+    this.proc.stdin.on('error', () => {});
+  }
+
+  get pid() {
+    return this.proc.pid;
+  }
+
+  send(obj) {
+    const line = typeof obj === 'string' || Buffer.isBuffer(obj) ? obj : JSON.stringify(obj);
+    this.proc.stdin.write(line);
+    this.proc.stdin.write('\n');
+  }
+
+  // Resolves with the first message (already received or future) matching pred.
+  waitFor(pred, ms = 15000, what = 'a message') {
+    const seen = this.messages.find(pred);
+    if (seen) return Promise.resolve(seen);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}; stderr:\n${this.stderr}`)), ms);
+      this.waiters.push((msg) => {
+        if (!pred(msg)) return false;
+        clearTimeout(timer);
+        resolve(msg);
+        return true;
+      });
+    });
+  }
+
+  response(id, ms = 15000) {
+    return this.waitFor((m) => 'id' in m && !('method' in m) && m.id === id, ms, `the response to id ${JSON.stringify(id)}`);
+  }
+
+  responses() {
+    return this.messages.filter((m) => 'id' in m && !('method' in m));
+  }
+
+  notifications(method) {
+    return this.messages.filter((m) => m.method === method);
+  }
+
+  async request(id, method, params, ms) {
+    const msg = { jsonrpc: '2.0', id, method };
+    if (params !== undefined) msg.params = params;
+    this.send(msg);
+    return this.response(id, ms);
+  }
+
+  async initialize(protocolVersion = '2025-06-18', id = 'init') {
+    const res = await this.request(id, 'initialize', {
+      protocolVersion,
+      capabilities: {},
+      clientInfo: { name: 'raw-test', version: '1.0.0' },
+    });
+    assert.ok(res.result, `initialize failed: ${JSON.stringify(res)}`);
+    this.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    return res.result;
+  }
+
+  async close(ms = 15000) {
+    this.proc.stdin.end();
+    const timer = setTimeout(() => this.proc.kill('SIGKILL'), ms);
+    const st = await this.exited;
+    clearTimeout(timer);
+    assert.deepEqual(this.badLines, [], 'the server wrote something that is not a JSON-RPC message to stdout');
+    return st;
+  }
+
+  kill() {
+    this.proc.kill('SIGKILL');
+  }
+}
+
+export function vmHWMkB(pid) {
+  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) : 0;
+}
