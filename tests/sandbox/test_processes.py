@@ -1,0 +1,160 @@
+"""Processes: limits hold, and nothing the code starts outlives the run."""
+import os
+import signal
+import subprocess
+import time
+import uuid
+
+from conftest import BIN, host_pids_with, run, run_json
+
+
+def test_fork_bomb_contained():
+    code = r"""
+import os, time, errno
+n = 0
+err = None
+while n < 2000:
+    try:
+        pid = os.fork()
+    except OSError as e:
+        err = errno.errorcode.get(e.errno); break
+    if pid == 0:
+        time.sleep(30); os._exit(0)
+    n += 1
+print(n, err, flush=True)
+os._exit(0)
+"""
+    t0 = time.time()
+    r = run(code, args=("--pids", "32", "--timeout", "20"))
+    n, err = r.out.split()
+    assert err == "EAGAIN" and int(n) < 32, r
+    assert time.time() - t0 < 15  # the sleeping children died with the sandbox
+
+
+def test_shell_fork_bomb_contained():
+    t0 = time.time()
+    r = run(":(){ :|:& };:\nsleep 2\necho survived-host", lang="shell", args=("--pids", "16", "--timeout", "8"))
+    assert time.time() - t0 < 12, r
+    # The host is fine: we can still fork here.
+    assert subprocess.run(["/bin/true"]).returncode == 0
+
+
+def test_memory_bomb_killed_host_fine():
+    code = r"""
+chunks = []
+for i in range(64):
+    chunks.append(bytearray(16 << 20))  # touched: bytearray zero-fills
+print("ALLOCATED 1 GiB")
+"""
+    res, r = run_json(code, args=("--memory", "256m", "--timeout", "20"))
+    assert "ALLOCATED" not in res["stdout"], res
+    assert res["exit_code"] != 0
+    assert res["signal"] in (9, "SIGKILL") or "MemoryError" in res["stderr"], res
+
+
+def test_memory_limit_allows_what_it_promises():
+    code = "b = bytearray(100 << 20); print('ok', len(b) >> 20)\n"
+    r = run(code, args=("--memory", "256m"))
+    assert r.out.strip() == "ok 100", r
+
+
+def test_setsid_double_fork_grandchild_dies_with_run():
+    marker = f"{time.time_ns() % 10**9}.{os.getpid()}"
+    code = f"""
+import os, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        os.execv("/bin/sleep", ["/bin/sleep", "{marker}"])
+    os._exit(0)
+time.sleep(0.5)
+print("parent exits", flush=True)
+"""
+    r = run(code)
+    assert "parent exits" in r.out, r
+    time.sleep(0.3)
+    assert host_pids_with(marker) == [], "a grandchild survived the sandbox"
+
+
+def test_timeout_kills_everything():
+    marker = f"{time.time_ns() % 10**9}.{os.getpid()}1"
+    code = f"""
+import os, subprocess
+subprocess.Popen(["/bin/sleep", "{marker}"], start_new_session=True)
+while True:
+    pass
+"""
+    t0 = time.time()
+    r = run(code, args=("--timeout", "2"))
+    assert r.rc == 124, r
+    assert time.time() - t0 < 10
+    time.sleep(0.3)
+    assert host_pids_with(marker) == []
+
+
+def _init_of(pid):
+    """Walk up from a sandboxed process to its pid namespace's init."""
+    for _ in range(10):
+        with open(f"/proc/{pid}/status") as f:
+            st = dict(l.split(":", 1) for l in f if ":" in l)
+        if st["NSpid"].split()[-1] == "1":
+            return pid
+        pid = int(st["PPid"])
+    raise AssertionError("no init found")
+
+
+def test_killing_init_from_host_kills_all():
+    marker = f"{time.time_ns() % 10**9}.{os.getpid()}2"
+    code = f"""
+import os, subprocess, time
+subprocess.Popen(["/bin/sleep", "{marker}"], start_new_session=True)
+subprocess.Popen(["/bin/sleep", "{marker}"])
+time.sleep(100)
+"""
+    p = subprocess.Popen([BIN, "run", "--backend", "native", "--lang", "python", "--timeout", "60", "-"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p.stdin.write(code)
+    p.stdin.close()
+    try:
+        deadline = time.time() + 20
+        pids = []
+        while time.time() < deadline and len(pids) < 2:
+            pids = host_pids_with(marker)
+            time.sleep(0.1)
+        assert len(pids) == 2, "the sandboxed sleepers never started"
+        init = _init_of(pids[0])
+        assert init not in pids
+        os.kill(init, signal.SIGKILL)
+        p.wait(timeout=15)
+        assert p.returncode != 0
+        time.sleep(0.2)
+        assert host_pids_with(marker) == []
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
+def test_sandbox_user_not_root_on_host():
+    # Seen from the host, every sandboxed process runs as an unprivileged uid.
+    marker = f"{time.time_ns() % 10**9}.{os.getpid()}3"
+    p = subprocess.Popen([BIN, "run", "--backend", "native", "--lang", "shell", "--timeout", "30", "-"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p.stdin.write(f"/bin/sleep {marker}\n")
+    p.stdin.close()
+    try:
+        deadline = time.time() + 20
+        pids = []
+        while time.time() < deadline and not pids:
+            pids = host_pids_with(marker)
+            time.sleep(0.1)
+        assert pids
+        for pid in pids:
+            uids = open(f"/proc/{pid}/status").read().split("Uid:")[1].split("\n")[0].split()
+            assert "0" not in uids, uids
+            init = _init_of(pid)
+            uids = open(f"/proc/{init}/status").read().split("Uid:")[1].split("\n")[0].split()
+            assert "0" not in uids, ("init runs as host root", uids)
+    finally:
+        p.kill()
+        p.wait()
