@@ -26,7 +26,7 @@ noreturn void nat_command_main(struct nat_plan *p)
 		nat_child_fail("command", errno, "setsid");
 	if (nat_apply_rlimits(p) != 0)
 		nat_child_fail("rlimits", errno, "setrlimit");
-	r->rlimit_as = p->rlimit_mem;
+	r->rlimit_data = p->rlimit_mem;
 	r->rlimit_nproc = p->rlimit_pids;
 	/* Only stdin/stdout/stderr and the report pipe (CLOEXEC) remain:
 	 * nothing else of init or the caller reaches the code. */

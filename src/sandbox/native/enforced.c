@@ -64,9 +64,9 @@ json_t *nat_enforced_json(const struct nat_plan *p, const struct nat_ready *r)
 		mem_by = cg_name(cg);
 		if (!cg->memsw_limited)
 			mem_note = "RAM only: swap use is not limited (no memsw/swap.max)";
-	} else if (r->rlimit_as) {
-		mem_by = "rlimit AS";
-		mem_note = "address space, not resident memory: a process may be refused memory before using it";
+	} else if (r->rlimit_data) {
+		mem_by = "rlimit DATA";
+		mem_note = "per process (heap and private writable mappings), not for the sandbox as a whole";
 	}
 	json_t *mem = json_pack("{s:s, s:s?}", "limit", l->memory, "enforced_by", mem_by);
 	if (mem_note)

@@ -24,9 +24,11 @@ int nat_apply_rlimits(const struct nat_plan *p)
 	/* No core dumps: they would write the process's memory somewhere. */
 	if (hard(RLIMIT_CORE, 0) != 0)
 		return -1;
-	/* Fallback memory limit: address space, the only rlimit the kernel
-	 * enforces for every allocation (RLIMIT_RSS is ignored). */
-	if (p->rlimit_mem && hard(RLIMIT_AS, l->memory_bytes) != 0)
+	/* Fallback memory limit: RLIMIT_DATA (brk and private writable
+	 * mappings: every heap allocation). Not RLIMIT_AS: `import sage.all`
+	 * reserves ~1.5 GB of address space but only ~160 MB of data, so an
+	 * AS limit of 256m-1g would stop Sage from starting. Per process. */
+	if (p->rlimit_mem && hard(RLIMIT_DATA, l->memory_bytes) != 0)
 		return -1;
 	/* Fallback pids limit: counted per uid in this user namespace, which
 	 * only this sandbox uses. */

@@ -53,7 +53,7 @@ struct nat_ready {
 	bool bounding_empty;   /* PR_CAPBSET_READ is 0 for every capability */
 	bool loopback_up;      /* lo is IFF_UP in the new net namespace */
 	bool setsid;
-	bool rlimit_as;        /* memory fallback applied */
+	bool rlimit_data;      /* memory fallback applied */
 	bool rlimit_nproc;     /* pids fallback applied */
 	int uid_inside;
 	int gid_inside;
@@ -119,7 +119,7 @@ struct nat_plan {
 	uid_t host_uid;            /* unprivileged uid outside (after the drop) */
 	gid_t host_gid;
 	struct nat_cgroup cg;
-	bool rlimit_mem;           /* no cgroup memory limit: use RLIMIT_AS */
+	bool rlimit_mem;           /* no cgroup memory limit: use RLIMIT_DATA */
 	bool rlimit_pids;          /* no cgroup pids limit: use RLIMIT_NPROC */
 	const struct sock_fprog *seccomp;
 	int landlock_abi;          /* best ABI the kernel offers (probed) */

@@ -94,7 +94,7 @@ json_t *nat_status(const struct sb_config *cfg)
 		json_object_set_new(cgj, "why_none", json_string(why));
 	json_object_set_new(o, "cgroup", cgj);
 	json_object_set_new(o, "would_enforce",
-			    json_pack("{s:s, s:s, s:s?, s:s}", "memory", have[0] ? cgname : "rlimit AS", "pids",
+			    json_pack("{s:s, s:s, s:s?, s:s}", "memory", have[0] ? cgname : "rlimit DATA (per process)", "pids",
 				      have[1] ? cgname : "rlimit NPROC", "cpus", have[2] ? cgname : NULL, "nofile_fsize_core",
 				      "rlimit"));
 
