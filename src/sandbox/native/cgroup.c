@@ -3,7 +3,9 @@
  * pids, cpu hierarchies) when running as root on a v1/hybrid host; else
  * nothing here and limits.c falls back to rlimits. The sandbox's cgroup is
  * created below the caller's own cgroup, so limits set above us still hold. */
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -193,6 +195,29 @@ static void name_new(char *out, size_t n)
 	snprintf(out, n, "sagebox.%ld.%u", (long)getpid(), atomic_fetch_add(&cg_counter, 1));
 }
 
+/* Remove the empty cgroups of sagebox processes that died without wait()
+ * (killed with SIGKILL): "sagebox.<pid>.<n>" whose <pid> is gone. rmdir of
+ * a cgroup with processes fails, so nothing running is touched. */
+static void gc_stale(const char *base)
+{
+	DIR *d = opendir(base);
+	if (!d)
+		return;
+	struct dirent *e;
+	char path[PATH_MAX];
+	while ((e = readdir(d))) {
+		long pid;
+		unsigned n;
+		if (sscanf(e->d_name, "sagebox.%ld.%u", &pid, &n) != 2 || pid <= 0 || pid == (long)getpid())
+			continue;
+		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		if (snprintf(path, sizeof path, "%s/%s", base, e->d_name) < (int)sizeof path)
+			rmdir(path);
+	}
+	closedir(d);
+}
+
 static int v1_create(const struct sb_limits *l, struct nat_cgroup *cg, struct sb_error *err)
 {
 	char name[64], base[PATH_MAX], val[64];
@@ -205,6 +230,7 @@ static int v1_create(const struct sb_limits *l, struct nat_cgroup *cg, struct sb
 		hs[i].dir[0] = '\0';
 		if (!own_dir(hs[i].ctrl, base, sizeof base))
 			continue;
+		gc_stale(base);
 		if (snprintf(hs[i].dir, PATH_MAX, "%s/%s", base, name) >= PATH_MAX ||
 		    mkdir(hs[i].dir, 0755) != 0) {
 			hs[i].dir[0] = '\0';
@@ -268,6 +294,7 @@ static int v2_create(const char *base, const struct sb_limits *l, struct nat_cgr
 	if (rc != 0)
 		return sb_fail_errno(err, "cannot enable the memory/pids controllers in %s/cgroup.subtree_control",
 				     base);
+	gc_stale(base);
 	name_new(name, sizeof name);
 	if (snprintf(cg->mem, sizeof cg->mem, "%s/%s", base, name) >= (int)sizeof cg->mem ||
 	    mkdir(cg->mem, 0755) != 0)
