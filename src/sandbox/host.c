@@ -16,6 +16,8 @@
 #include "sandbox/sandbox.h"
 #include "util/fd.h"
 
+#define SB_HOST_AS_EXTRA (2ull << 30)
+
 struct host_priv {
 	char dir[64]; /* scratch directory, removed in wait() */
 	bool reaped;
@@ -28,7 +30,8 @@ static json_t *host_enforced(const struct sb_limits *l)
 			 "backend", "host", "isolation", "none",
 			 "warning", "host backend: the code runs on the host as your user, with your files and network",
 			 "network", "host (not isolated)", "filesystem", "host (not isolated)",
-			 "memory", "limit", l->memory, "enforced_by", "rlimit AS",
+			 "memory", "limit", l->memory, "enforced_by",
+			 "rlimit DATA (per process; address space capped at the limit + 2 GiB)",
 			 "pids", "limit", (json_int_t)l->pids, "enforced_by",
 			 root ? NULL : "rlimit NPROC (counts all processes of your user)", "note",
 			 root ? "not enforced: root is exempt from RLIMIT_NPROC" : NULL,
@@ -109,7 +112,10 @@ static int host_spawn(const struct sb_config *cfg, const struct sb_sandbox_req *
 		setsid(); /* own session and group: the kill reaches its children */
 		if (chdir(hp->dir))
 			_exit(125);
-		setlim(RLIMIT_AS, req->limits->memory_bytes);
+		/* DATA bounds ordinary allocations at the limit; AS (all mappings,
+		 * shared ones too) gets room for Sage's libraries on top. */
+		setlim(RLIMIT_DATA, req->limits->memory_bytes);
+		setlim(RLIMIT_AS, req->limits->memory_bytes + SB_HOST_AS_EXTRA);
 		setlim(RLIMIT_NPROC, req->limits->pids);
 		setlim(RLIMIT_NOFILE, req->limits->nofile);
 		setlim(RLIMIT_FSIZE, req->limits->fsize_bytes);

@@ -1,0 +1,174 @@
+"""The command line through the real binary and the default (native) sandbox."""
+import json
+import os
+import tempfile
+
+from conftest import BIN, ROOT, run, run_json
+
+
+def test_factor_example_prints_the_factorization():
+    p = run(["run", os.path.join(ROOT, "examples/factor.sage")])
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "(x - 1) * (x + 1) * (x^2 + 1)"
+
+
+def test_seed_readme_example():
+    p = run(["run", os.path.join(ROOT, "examples/readme_example.sage")])
+    assert p.returncode == 0, p.stderr
+    # Irreducible over QQ: Sage prints the polynomial itself.
+    assert p.stdout.splitlines() == ["x^6 - 2*x^5 - 13*x^4 + 8*x^3 + 32*x^2 - 8*x - 4", "181118435328"]
+
+
+def test_python_from_stdin():
+    p = run(["run", "--lang", "python", "-"], "print(2**100)\n")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == "1267650600228229401496703205376\n"
+
+
+def test_last_expression_is_displayed_and_semicolon_suppresses():
+    p = run(["run", "--lang", "python", "-"], "x = 6\nx * 7\n")
+    assert p.stdout == "42\n"
+    p = run(["run", "--lang", "python", "-"], "x = 6\nx * 7;\n")
+    assert p.stdout == ""
+    p = run(["run", "--lang", "sage", "-"], "R.<x> = QQ[]\nfactor(x^2 - 1)\n")
+    assert p.stdout == "(x - 1) * (x + 1)\n", p.stderr
+    p = run(["run", "--lang", "python", "-"], "None\n")
+    assert p.stdout == ""
+
+
+def test_shell_and_exit_status():
+    p = run(["run", "--lang", "shell", "-"], "echo out; echo err >&2; exit 3\n")
+    assert p.returncode == 3
+    assert p.stdout == "out\n"
+    assert "err" in p.stderr
+
+
+def test_language_from_extension():
+    with tempfile.NamedTemporaryFile("w", suffix=".sh", delete=False) as f:
+        f.write("echo $((6*7))\n")
+    try:
+        p = run(["run", f.name])
+        assert p.stdout == "42\n", p.stderr
+    finally:
+        os.unlink(f.name)
+
+
+def test_python_error_shows_the_users_traceback_only():
+    p = run(["run", "--lang", "python", "-"], "def f():\n    return 1/0\nf()\n")
+    assert p.returncode == 1
+    assert "ZeroDivisionError" in p.stderr
+    assert "<cell>" in p.stderr
+    assert "driver" not in p.stderr and "run_cell" not in p.stderr
+
+
+def test_timeout_exit_124_and_json():
+    p, r = run_json(["--lang", "python", "--timeout", "1"], "import time\nprint('started', flush=True)\ntime.sleep(30)\n")
+    assert p.returncode == 124
+    assert r["timed_out"] is True and r["ok"] is False
+    assert "started" in r["stdout"]
+    assert r["duration_ms"] < 10000
+
+
+def test_json_result_has_the_seed_fields():
+    p, r = run_json(["--lang", "python"], "print('hi')\n")
+    for key in ["ok", "exit_code", "signal", "timed_out", "output_limit_exceeded", "stdout", "stderr",
+                "truncated", "sandbox", "duration_ms"]:
+        assert key in r, key
+    assert r["ok"] is True and r["exit_code"] == 0 and r["stdout"] == "hi\n"
+    assert set(["stdout", "stderr", "max_bytes_per_stream"]) <= set(r["truncated"])
+    assert r["sandbox"]["backend"] == "native"
+
+
+def test_output_over_the_cap_keeps_head_and_tail():
+    code = "for i in range(100000):\n    print('line', i)\n"
+    p, r = run_json(["--lang", "python", "--output-limit-kib", "16"], code)
+    assert r["truncated"]["stdout"] is True
+    out = r["stdout"]
+    assert out.startswith("line 0\n")
+    assert out.rstrip().endswith("line 99999")
+    assert "cut here" in out
+    assert len(out.encode()) < 20 * 1024
+
+
+def test_output_flood_stops_the_sandbox():
+    p, r = run_json(["--lang", "python", "--output-limit-kib", "16", "--timeout", "20"],
+                    "while True:\n    print('x' * 1000)\n")
+    assert r["output_limit_exceeded"] is True
+    assert r["timed_out"] is False
+    assert r["duration_ms"] < 15000
+
+
+def test_invalid_utf8_output_is_replaced():
+    p, r = run_json(["--lang", "python"], "import sys\nsys.stdout.buffer.write(b'ok \\xff\\xfe end\\n')\n")
+    assert "ok" in r["stdout"] and "end" in r["stdout"]
+    assert "\ufffd" in r["stdout"]
+
+
+def test_bad_settings_are_errors_with_ranges():
+    for args, needle in [(["--timeout", "0"], "1-600"), (["--memory", "3g"], "256m"),
+                         (["--cpus", "9"], "0.1-4"), (["--pids", "2"], "16-512"),
+                         (["--output-limit-kib", "4096"], "16-2048"), (["--backend", "lxc"], "native")]:
+        p = run(["run", "--lang", "python"] + args + ["-"], "print(1)\n")
+        assert p.returncode == 125, (args, p.stderr)
+        assert needle in p.stderr, (args, p.stderr)
+
+
+def test_config_file_error_names_file_and_line():
+    with tempfile.TemporaryDirectory() as d:
+        os.makedirs(os.path.join(d, "sagebox"))
+        path = os.path.join(d, "sagebox", "config.ini")
+        with open(path, "w") as f:
+            f.write("[sagebox]\ntimeout = 5\nmemory = 12g\n")
+        p = run(["run", "--lang", "python", "-"], "print(1)\n", env={"XDG_CONFIG_HOME": d})
+        assert p.returncode == 125
+        assert f"{path}:3" in p.stderr and "256m" in p.stderr
+
+
+def test_precedence_file_then_env_then_flag():
+    with tempfile.TemporaryDirectory() as d:
+        os.makedirs(os.path.join(d, "sagebox"))
+        with open(os.path.join(d, "sagebox", "config.ini"), "w") as f:
+            f.write("timeout = 5\n")
+        env = {"XDG_CONFIG_HOME": d}
+        code = "print(1)\n"
+        _, r = run_json(["--lang", "python"], code, env=env)
+        assert r["timeout_seconds"] == 5
+        _, r = run_json(["--lang", "python"], code, env=dict(env, SAGEBOX_TIMEOUT="6"))
+        assert r["timeout_seconds"] == 6
+        _, r = run_json(["--lang", "python", "--timeout", "7"], code, env=dict(env, SAGEBOX_TIMEOUT="6"))
+        assert r["timeout_seconds"] == 7
+
+
+def test_help_and_version():
+    p = run(["--help"])
+    assert p.returncode == 0 and "run" in p.stdout and "self-test" in p.stdout
+    p = run(["--version"])
+    assert p.returncode == 0 and p.stdout.startswith("sagebox ")
+    p = run(["run", "--help"])
+    assert p.returncode == 0 and "--lang" in p.stdout and "124" in p.stdout
+    p = run(["--help-settings"])
+    assert "SAGEBOX_TIMEOUT" in p.stdout and "output_limit_kib" in p.stdout
+
+
+def test_unknown_option_and_missing_file():
+    p = run(["run", "--frobnicate", "-"], "")
+    assert p.returncode == 125 and "unknown option" in p.stderr
+    p = run(["run", "/nonexistent/file.sage"])
+    assert p.returncode == 125 and "cannot read" in p.stderr
+    p = run(["bogus"])
+    assert p.returncode == 2
+
+
+def test_status_json_says_what_is_enforced():
+    p = run(["status", "--json"])
+    s = json.loads(p.stdout)
+    assert s["backend"]["name"] == "native"
+    assert "settings" in s
+
+
+def test_host_backend_warns_and_is_never_the_default():
+    p = run(["run", "--backend", "host", "--lang", "python", "-"], "print(1)\n")
+    assert p.returncode == 0 and p.stdout == "1\n"
+    assert "NO isolation" in p.stderr
+    _, r = run_json(["--lang", "python"], "print(1)\n")
+    assert r["sandbox"]["backend"] != "host"

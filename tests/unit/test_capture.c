@@ -1,0 +1,66 @@
+#include <stdlib.h>
+
+#include "check.h"
+#include "runner/capture.h"
+#include "util/utf8.h"
+
+int main(void)
+{
+	struct sb_capture c;
+	struct sb_stream s = {0};
+
+	/* Under the cap: everything, untouched. */
+	CHECK(sb_capture_init(&c, "stdout", 64) == 0);
+	sb_capture_add(&c, "hello\n", 6);
+	CHECK(!sb_capture_truncated(&c));
+	CHECK(sb_capture_finish(&c, &s) == 0);
+	CHECK(s.len == 6 && !memcmp(s.data, "hello\n", 6) && !s.truncated && s.total_bytes == 6);
+	free(s.data);
+	sb_capture_free(&c);
+
+	/* Over the cap: head, a marker with the count, tail. */
+	CHECK(sb_capture_init(&c, "stdout", 64) == 0);
+	char line[16];
+	for (int i = 0; i < 1000; i++) {
+		int n = snprintf(line, sizeof line, "line %04d\n", i);
+		sb_capture_add(&c, line, (size_t)n);
+	}
+	CHECK(sb_capture_truncated(&c));
+	CHECK(sb_capture_finish(&c, &s) == 0);
+	CHECK(s.truncated && s.total_bytes == 10000);
+	CHECK(!strncmp(s.data, "line 0000\n", 10));
+	CHECK_STR_CONTAINS(s.data, "line 0999\n");
+	CHECK_STR_CONTAINS(s.data, "bytes of stdout cut here");
+	CHECK_STR_CONTAINS(s.data, "10000 bytes in all");
+	CHECK(strstr(s.data, "line 0500") == NULL);
+	free(s.data);
+	sb_capture_free(&c);
+
+	/* A chunk far larger than the cap at once. */
+	CHECK(sb_capture_init(&c, "stderr", 32) == 0);
+	char big[1000];
+	memset(big, 'a', sizeof big);
+	big[999] = 'Z';
+	sb_capture_add(&c, big, sizeof big);
+	CHECK(sb_capture_finish(&c, &s) == 0);
+	CHECK(s.data[s.len - 1] == 'Z');
+	free(s.data);
+	sb_capture_free(&c);
+
+	/* Output that is not UTF-8 comes back as valid UTF-8. */
+	CHECK(sb_capture_init(&c, "stdout", 64) == 0);
+	sb_capture_add(&c, "ok \xff\xfe \xc3\xa9", 9);
+	CHECK(sb_capture_finish(&c, &s) == 0);
+	CHECK(sb_utf8_valid(s.data, s.len));
+	CHECK_STR_CONTAINS(s.data, "\xc3\xa9");
+	free(s.data);
+	sb_capture_free(&c);
+
+	/* UTF-8 validation. */
+	CHECK(sb_utf8_valid("\xe2\x82\xac", 3));
+	CHECK(!sb_utf8_valid("\xc0\xaf", 2));          /* overlong */
+	CHECK(!sb_utf8_valid("\xed\xa0\x80", 3));      /* surrogate */
+	CHECK(!sb_utf8_valid("\xf4\x90\x80\x80", 4));  /* > U+10FFFF */
+	CHECK(!sb_utf8_valid("\xe2\x82", 2));          /* cut short */
+	return check_summary();
+}

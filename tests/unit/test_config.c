@@ -1,0 +1,109 @@
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "config/config.h"
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	fputs(text, f);
+	fclose(f);
+}
+
+int main(void)
+{
+	struct sb_config cfg;
+	struct sb_error err = {0};
+	char *noenv[] = {NULL};
+
+	sb_config_defaults(&cfg);
+	CHECK(cfg.limits.timeout_s == 30);
+	CHECK(!strcmp(cfg.limits.memory, "256m"));
+	CHECK(cfg.limits.pids == 96);
+	CHECK(cfg.limits.output_bytes == 256 * 1024);
+
+	/* Ranges are enforced with errors, never clamped. */
+	CHECK(sb_config_set(&cfg, "timeout", "600", "--timeout", &err) == 0 && cfg.limits.timeout_s == 600);
+	CHECK(sb_config_set(&cfg, "timeout", "601", "--timeout", &err) == -1);
+	CHECK_STR_CONTAINS(err.msg, "--timeout");
+	CHECK_STR_CONTAINS(err.hint, "1-600");
+	CHECK(sb_config_set(&cfg, "timeout", "0", "x", &err) == -1);
+	CHECK(sb_config_set(&cfg, "timeout", "-5", "x", &err) == -1);
+	CHECK(sb_config_set(&cfg, "timeout", "5s", "x", &err) == -1);
+	CHECK(sb_config_set(&cfg, "timeout", "99999999999999999999", "x", &err) == -1);
+	CHECK(sb_config_set(&cfg, "memory", "1G", "x", &err) == 0 && cfg.limits.memory_bytes == (1ull << 30));
+	CHECK(sb_config_set(&cfg, "memory", "3g", "x", &err) == -1);
+	CHECK(sb_config_set(&cfg, "memory", "256mmmmmmmmmmmmmmm", "x", &err) == -1);
+	CHECK(sb_config_set(&cfg, "cpus", "0.1", "x", &err) == 0);
+	CHECK(sb_config_set(&cfg, "cpus", "4", "x", &err) == 0);
+	CHECK(sb_config_set(&cfg, "cpus", "4.5", "x", &err) == -1);
+	CHECK(sb_config_set(&cfg, "cpus", "nan", "x", &err) == -1);
+	CHECK(sb_config_set(&cfg, "pids", "15", "x", &err) == -1);
+	CHECK(sb_config_set(&cfg, "pids", "512", "x", &err) == 0);
+	CHECK(sb_config_set(&cfg, "output_limit_kib", "2048", "x", &err) == 0 && cfg.limits.output_bytes == 2048 * 1024);
+	CHECK(sb_config_set(&cfg, "output_limit_kib", "2049", "x", &err) == -1);
+	CHECK(sb_config_set(&cfg, "backend", "podman", "x", &err) == 0 && cfg.backend == SB_BACKEND_PODMAN);
+	CHECK(sb_config_set(&cfg, "backend", "lxc", "x", &err) == -1);
+	/* An image can never turn into a podman flag (the seed fell back silently). */
+	CHECK(sb_config_set(&cfg, "image", "--privileged", "x", &err) == -1);
+	CHECK(sb_config_set(&cfg, "image", "a b", "x", &err) == -1);
+	CHECK(sb_config_set(&cfg, "image", "a\tb", "x", &err) == -1);
+	CHECK(sb_config_set(&cfg, "image", "localhost/sagebox-sage:deb12", "x", &err) == 0);
+	CHECK(sb_config_set(&cfg, "sage", "sage", "x", &err) == -1);
+	CHECK(sb_config_set(&cfg, "nonsense", "1", "x", &err) == -1);
+	CHECK_STR_CONTAINS(err.msg, "unknown setting");
+
+	/* Flags map to keys. */
+	CHECK(!strcmp(sb_config_key_for_flag("--output-limit-kib"), "output_limit_kib"));
+	CHECK(sb_config_key_for_flag("--json") == NULL);
+
+	/* File, then environment: the environment wins; errors name file:line. */
+	char dir[] = "/tmp/sagebox-test-XXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	char path[256];
+	snprintf(path, sizeof path, "%s/config.ini", dir);
+	write_file(path, "# comment\n[sagebox]\ntimeout = 12\nmemory = 1g\n");
+	char *env1[] = {"SAGEBOX_TIMEOUT=7", NULL};
+	CHECK(sb_config_load(&cfg, path, env1, &err) == 0);
+	CHECK(cfg.limits.timeout_s == 7);
+	CHECK(!strcmp(cfg.limits.memory, "1g"));
+	CHECK(!strcmp(cfg.config_path, path));
+
+	write_file(path, "timeout = 10\n\npids = 9000\n");
+	CHECK(sb_config_load(&cfg, path, noenv, &err) == -1);
+	char want[300];
+	snprintf(want, sizeof want, "%s:3", path);
+	CHECK_STR_CONTAINS(err.msg, want);
+	CHECK_STR_CONTAINS(err.hint, "16-512");
+
+	write_file(path, "this is not ini\n");
+	CHECK(sb_config_load(&cfg, path, noenv, &err) == -1);
+	CHECK_STR_CONTAINS(err.msg, ":1");
+
+	char *env2[] = {"SAGEBOX_MEMORY=5g", NULL};
+	CHECK(sb_config_load(&cfg, NULL, env2, &err) == -1);
+	CHECK_STR_CONTAINS(err.msg, "SAGEBOX_MEMORY");
+
+	/* XDG default location is read when present. */
+	char xdg[300], sub[300];
+	snprintf(sub, sizeof sub, "%s/sagebox", dir);
+	mkdir(sub, 0700);
+	snprintf(path, sizeof path, "%s/config.ini", sub);
+	write_file(path, "cpus = 2\n");
+	snprintf(xdg, sizeof xdg, "XDG_CONFIG_HOME=%s", dir);
+	char *env3[] = {xdg, NULL};
+	CHECK(sb_config_load(&cfg, NULL, env3, &err) == 0 && cfg.limits.cpus == 2.0);
+	/* A named file that does not exist is an error; the default one is not. */
+	CHECK(sb_config_load(&cfg, "/nonexistent/sagebox.ini", noenv, &err) == -1);
+	char *env4[] = {"XDG_CONFIG_HOME=/nonexistent", NULL};
+	CHECK(sb_config_load(&cfg, NULL, env4, &err) == 0);
+
+	unlink(path);
+	rmdir(sub);
+	snprintf(path, sizeof path, "%s/config.ini", dir);
+	unlink(path);
+	rmdir(dir);
+	return check_summary();
+}
