@@ -62,7 +62,7 @@ int main(void)
 	/* File, then environment: the environment wins; errors name file:line. */
 	char dir[] = "/tmp/sagebox-test-XXXXXX";
 	CHECK(mkdtemp(dir) != NULL);
-	char path[256];
+	char path[512];
 	snprintf(path, sizeof path, "%s/config.ini", dir);
 	write_file(path, "# comment\n[sagebox]\ntimeout = 12\nmemory = 1g\n");
 	char *env1[] = {"SAGEBOX_TIMEOUT=7", NULL};
@@ -73,7 +73,7 @@ int main(void)
 
 	write_file(path, "timeout = 10\n\npids = 9000\n");
 	CHECK(sb_config_load(&cfg, path, noenv, &err) == -1);
-	char want[300];
+	char want[600];
 	snprintf(want, sizeof want, "%s:3", path);
 	CHECK_STR_CONTAINS(err.msg, want);
 	CHECK_STR_CONTAINS(err.hint, "16-512");
@@ -87,7 +87,7 @@ int main(void)
 	CHECK_STR_CONTAINS(err.msg, "SAGEBOX_MEMORY");
 
 	/* XDG default location is read when present. */
-	char xdg[300], sub[300];
+	char xdg[300], sub[200];
 	snprintf(sub, sizeof sub, "%s/sagebox", dir);
 	mkdir(sub, 0700);
 	snprintf(path, sizeof path, "%s/config.ini", sub);
