@@ -30,7 +30,9 @@ void nat_make_dev(const char *dev, const struct sb_limits *l)
 	char path[PATH_MAX], src[64], opts[96];
 	if (mkdir(dev, 0755) != 0)
 		nat_child_fail("dev", errno, "mkdir %s", dev);
-	if (mount("sagebox-dev", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k,nr_inodes=64") != 0)
+	/* nodev on the tmpfs itself: the five binds below are mounts of their
+	 * own, and only they keep device access. */
+	if (mount("sagebox-dev", dev, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=64k,nr_inodes=64") != 0)
 		nat_child_fail("dev", errno, "mount tmpfs on /dev");
 	for (size_t i = 0; i < sizeof nodes / sizeof nodes[0]; i++) {
 		join(path, sizeof path, dev, nodes[i]);
@@ -63,6 +65,7 @@ void nat_make_dev(const char *dev, const struct sb_limits *l)
 	if (mount("sagebox-shm", path, "tmpfs", MS_NOSUID | MS_NODEV, opts) != 0)
 		nat_child_fail("dev", errno, "mount tmpfs on /dev/shm");
 	/* /dev itself read-only: no new nodes or files can appear there. */
-	if (mount(NULL, dev, NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k,nr_inodes=64") != 0)
+	if (mount(NULL, dev, NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  "mode=0755,size=64k,nr_inodes=64") != 0)
 		nat_child_fail("dev", errno, "remount /dev read-only");
 }

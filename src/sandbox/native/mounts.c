@@ -104,11 +104,13 @@ void nat_remount_ro_recursive(const char *path)
 	/* Read-only stops the code from altering the system; nosuid stops a
 	 * setuid binary from elevating; nodev stops device nodes on the bound
 	 * filesystems from giving raw hardware access. Every submount too. */
+#ifndef NAT_TEST_MOUNTINFO_WALK /* defined only to test the fallback */
 	struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
 	if (syscall(SYS_mount_setattr, AT_FDCWD, path, AT_RECURSIVE, &attr, sizeof attr) == 0)
 		return;
 	if (errno != ENOSYS)
 		nat_child_fail("mounts", errno, "mount_setattr(%s, ro,nosuid,nodev, recursive)", path);
+#endif
 	remount_walk(path);
 }
 
