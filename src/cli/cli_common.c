@@ -18,7 +18,9 @@ static int split_flag(int argc, char **argv, int *i, char *flag, size_t fsize, c
 	const char *a = argv[*i];
 	const char *eq = strchr(a, '=');
 	if (eq) {
-		snprintf(flag, fsize, "%.*s", (int)(eq - a), a);
+		size_t flen = (size_t)(eq - a) < fsize ? (size_t)(eq - a) : fsize - 1;
+		memcpy(flag, a, flen);
+		flag[flen] = '\0';
 		*value = eq + 1;
 		return 0;
 	}
@@ -53,7 +55,11 @@ int sb_cli_load_settings(int argc, char **argv, struct sb_config *cfg, char **re
 		if (!strcmp(a, "--"))
 			break;
 		char flag[128];
-		snprintf(flag, sizeof flag, "%.*s", (int)strcspn(a, "="), a);
+		size_t flen = strcspn(a, "=");
+		if (flen >= sizeof flag)
+			flen = sizeof flag - 1;
+		memcpy(flag, a, flen);
+		flag[flen] = '\0';
 		if (!strcmp(flag, "--config")) {
 			if (!strchr(a, '='))
 				i++;
