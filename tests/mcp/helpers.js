@@ -33,6 +33,15 @@ export async function sdkClient({ args = [], env = {}, capabilities = {} } = {})
   return { client, transport, stderr, pid: transport.pid };
 }
 
+// Close an SDK client and check the server's stderr for sanitizer reports
+// (the suite also runs against ASan/UBSan/TSan builds).
+export async function closeClient(c) {
+  await c.client.close();
+  await sleep(100);
+  const err = c.stderr.join('');
+  assert.doesNotMatch(err, /ERROR: AddressSanitizer|ERROR: LeakSanitizer|WARNING: ThreadSanitizer|runtime error:/, err);
+}
+
 export function textOf(result) {
   return result.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n');
 }

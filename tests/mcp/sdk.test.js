@@ -10,7 +10,7 @@ import path from 'node:path';
 import { McpError, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 
 import {
-  sdkClient, textOf, LATEST, uniqueMarker, markedSleep, waitPresent, waitGone, sleep,
+  sdkClient, closeClient, textOf, LATEST, uniqueMarker, markedSleep, waitPresent, waitGone, sleep,
 } from './helpers.js';
 
 const SAGE_TIMEOUT = 120000;
@@ -21,7 +21,7 @@ describe('SDK client', () => {
     c = await sdkClient();
   });
   after(async () => {
-    await c?.client.close();
+    if (c) await closeClient(c);
   });
 
   test('initialize negotiates the SDK\'s newest revision', () => {
@@ -266,7 +266,7 @@ describe('settings and audit log', () => {
       assert.equal(r.structuredContent.timeout_seconds, 7);
       assert.equal(r.structuredContent.truncated.max_bytes_per_stream, 64 * 1024);
     } finally {
-      await c.client.close();
+      await closeClient(c);
     }
   });
 
@@ -280,7 +280,7 @@ describe('settings and audit log', () => {
       await c.client.callTool({ name: 'run_shell', arguments: { code: 'exit 4' } });
       await c.client.callTool({ name: 'sandbox_status', arguments: {} });
     } finally {
-      await c.client.close();
+      await closeClient(c);
     }
     const lines = readFileSync(log, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l));
     rmSync(dir, { recursive: true });
