@@ -187,3 +187,28 @@ print(json.dumps({"wall": wall, "cpu": cpu}))
         return
     # Two busy processes for ~1.5 s would use ~3 CPU-seconds unthrottled.
     assert p["cpu"] <= 0.5 * p["wall"] * 1.3 + 0.2, (p, enforced_by)
+
+
+def test_sandbox_dies_with_its_caller():
+    # SIGKILL to sagebox itself (no cleanup code runs): the sandbox must not
+    # outlive it.
+    marker = f"{time.time_ns() % 10**9}.{os.getpid()}4"
+    p = subprocess.Popen([BIN, "run", "--backend", "native", "--lang", "shell", "--timeout", "60", "-"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p.stdin.write(f"setsid /bin/sleep {marker} &\n/bin/sleep {marker}\n")
+    p.stdin.close()
+    try:
+        deadline = time.time() + 20
+        while time.time() < deadline and len(host_pids_with(marker)) < 2:
+            time.sleep(0.1)
+        assert len(host_pids_with(marker)) == 2
+        p.kill()
+        p.wait()
+        deadline = time.time() + 5
+        while time.time() < deadline and host_pids_with(marker):
+            time.sleep(0.1)
+        assert host_pids_with(marker) == []
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()

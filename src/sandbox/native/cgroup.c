@@ -190,6 +190,19 @@ static int put(const char *dir, const char *file, const char *val)
 	return nat_write_file(path, val);
 }
 
+/* Write a limit and read it back: only a value the kernel holds counts. */
+static bool put_verified(const char *dir, const char *file, const char *val)
+{
+	char path[PATH_MAX + 64], line[128];
+	if (put(dir, file, val) != 0)
+		return false;
+	snprintf(path, sizeof path, "%s/%s", dir, file);
+	if (!read_line(path, line, sizeof line))
+		return false;
+	line[strcspn(line, "\n")] = '\0';
+	return strcmp(line, val) == 0;
+}
+
 static void name_new(char *out, size_t n)
 {
 	snprintf(out, n, "sagebox.%ld.%u", (long)getpid(), atomic_fetch_add(&cg_counter, 1));
@@ -239,18 +252,18 @@ static int v1_create(const struct sb_limits *l, struct nat_cgroup *cg, struct sb
 	}
 	if (cg->mem[0]) {
 		snprintf(val, sizeof val, "%llu", (unsigned long long)l->memory_bytes);
-		cg->mem_limited = put(cg->mem, "memory.limit_in_bytes", val) == 0;
+		cg->mem_limited = put_verified(cg->mem, "memory.limit_in_bytes", val);
 		/* memory+swap too, or the limit is only on RAM and the rest swaps. */
-		cg->memsw_limited = put(cg->mem, "memory.memsw.limit_in_bytes", val) == 0;
+		cg->memsw_limited = put_verified(cg->mem, "memory.memsw.limit_in_bytes", val);
 	}
 	if (cg->pids[0]) {
 		snprintf(val, sizeof val, "%u", l->pids);
-		cg->pids_limited = put(cg->pids, "pids.max", val) == 0;
+		cg->pids_limited = put_verified(cg->pids, "pids.max", val);
 	}
 	if (cg->cpu[0]) {
 		snprintf(val, sizeof val, "%ld", (long)(l->cpus * 100000 + 0.5));
-		cg->cpu_limited = put(cg->cpu, "cpu.cfs_period_us", "100000") == 0 &&
-				  put(cg->cpu, "cpu.cfs_quota_us", val) == 0;
+		cg->cpu_limited = put_verified(cg->cpu, "cpu.cfs_period_us", "100000") &&
+				  put_verified(cg->cpu, "cpu.cfs_quota_us", val);
 	}
 	if (cg->mem[0] && !cg->mem_limited) {
 		sb_fail_errno(err, "cannot set the memory limit in %s", cg->mem);
@@ -301,13 +314,13 @@ static int v2_create(const char *base, const struct sb_limits *l, struct nat_cgr
 		return sb_fail_errno(err, "cannot create the cgroup %s", cg->mem);
 	cg->mode = NAT_CG_V2;
 	snprintf(val, sizeof val, "%llu", (unsigned long long)l->memory_bytes);
-	cg->mem_limited = put(cg->mem, "memory.max", val) == 0;
+	cg->mem_limited = put_verified(cg->mem, "memory.max", val);
 	/* No swap: the memory limit must be the limit. */
-	cg->memsw_limited = put(cg->mem, "memory.swap.max", "0") == 0;
+	cg->memsw_limited = put_verified(cg->mem, "memory.swap.max", "0");
 	snprintf(val, sizeof val, "%u", l->pids);
-	cg->pids_limited = put(cg->mem, "pids.max", val) == 0;
+	cg->pids_limited = put_verified(cg->mem, "pids.max", val);
 	snprintf(val, sizeof val, "%ld 100000", (long)(l->cpus * 100000 + 0.5));
-	cg->cpu_limited = put(cg->mem, "cpu.max", val) == 0;
+	cg->cpu_limited = put_verified(cg->mem, "cpu.max", val);
 	if (!cg->mem_limited || !cg->pids_limited) {
 		sb_fail_errno(err, "cannot set the limits in %s", cg->mem);
 		nat_cgroup_remove(cg);

@@ -15,7 +15,14 @@
  * `struct nat_plan`), so the children make raw system calls only: no
  * malloc-heavy library calls, no NSS, no locks taken after fork. Each child
  * reports failures (and, from the command, the verified enforcement) to the
- * caller over a CLOEXEC pipe as fixed-size records. */
+ * caller over a CLOEXEC pipe as fixed-size records.
+ *
+ * Lifetime: init and the command use PR_SET_PDEATHSIG(SIGKILL) towards
+ * their single-threaded parents. The outer process does NOT: the kernel
+ * sends the parent-death signal when the *thread* that forked exits, and a
+ * server may spawn from a short-lived thread (warm-pool prestart). Instead
+ * it holds a socket to the caller (NAT_FD_CTL) and treats EOF (the caller
+ * process is gone) like a kill request. */
 #ifndef SAGEBOX_NATIVE_H
 #define SAGEBOX_NATIVE_H
 
