@@ -117,6 +117,13 @@ void sb_rpc_msg_free(struct sb_rpc_msg *m)
 	memset(m, 0, sizeof *m);
 }
 
+json_t *sb_rpc_string(const char *s)
+{
+	size_t len = strlen(s), bad = len;
+	sb_mcp_utf8_valid(s, len, &bad);
+	return json_stringn(s, bad);
+}
+
 static json_t *id_or_null(const json_t *id)
 {
 	return id ? json_deep_copy(id) : json_null();
@@ -137,8 +144,7 @@ json_t *sb_rpc_error(const json_t *id, int code, const char *message, json_t *da
 	json_object_set_new(err, "code", json_integer(code));
 	/* Messages may quote what the client sent; never let that make the
 	 * answer itself unserialisable. */
-	json_t *msg = json_string(message);
-	json_object_set_new(err, "message", msg ? msg : json_string("error"));
+	json_object_set_new(err, "message", sb_rpc_string(message));
 	if (data)
 		json_object_set_new(err, "data", data);
 	json_t *o = json_object();

@@ -40,6 +40,10 @@ void sb_rpc_msg_free(struct sb_rpc_msg *m);
 /* An MCP request id: a string or an integer. */
 bool sb_rpc_id_valid(const json_t *id);
 
+/* A JSON string of s, cut before the first byte that is not UTF-8 (a
+ * message that quotes client input with %.100s may end mid-character). */
+json_t *sb_rpc_string(const char *s);
+
 /* New references; `result`, `data` and `params` are stolen, `id` is not
  * (NULL means JSON null). */
 json_t *sb_rpc_result(const json_t *id, json_t *result);

@@ -39,9 +39,7 @@ void sb_mcp_log(struct sb_mcp *s, enum sb_log_level level, const char *fmt, ...)
 	pthread_mutex_unlock(&s->lock);
 	if (!to_client)
 		return;
-	json_t *data = json_string(msg);
-	if (!data)
-		return; /* a message cut inside a UTF-8 sequence: stderr has it */
+	json_t *data = sb_rpc_string(msg);
 	sb_mcp_send(s, sb_rpc_notification("notifications/message",
 					   json_pack("{s:s, s:s, s:o}", "level", sb_log_level_name(level),
 						     "logger", "sagebox", "data", data)));

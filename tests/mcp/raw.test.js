@@ -232,6 +232,10 @@ describe('methods and params', () => {
     await s.initialize();
     assertError(await s.request(1, 'resources/list'), -32601, 1);
     assertError(await s.request(2, 'no/such/method', {}), -32601, 2);
+    // A long multi-byte method name is quoted cut at a character boundary.
+    const long = await s.request(22, 'é'.repeat(80), {});
+    assertError(long, -32601, 22);
+    assert.match(long.error.message, /^Method not found: é+$/);
     s.send({ jsonrpc: '2.0', method: 'notifications/whatever', params: {} });
     s.send({ jsonrpc: '2.0', method: 'tools/call', params: { name: 'run_shell', arguments: { code: 'echo x' } } });
     // A response sent by the client (the server sends no requests) is ignored.
@@ -239,7 +243,7 @@ describe('methods and params', () => {
     const pong = await s.request(3, 'ping');
     assert.deepEqual(pong.result, {});
     await sleep(300);
-    assert.deepEqual(s.responses().map((r) => r.id), ['init', 1, 2, 3]);
+    assert.deepEqual(s.responses().map((r) => r.id), ['init', 1, 2, 22, 3]);
   }));
 
   const bad = [
