@@ -7,6 +7,8 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -40,6 +42,44 @@ static noreturn void reap(pid_t cmd)
 	}
 }
 
+/* init is a forked copy of the caller, so /proc/1/cmdline would show the
+ * caller's command line (paths, options) to the code. Blank our copy of it
+ * (copy-on-write: the caller's is untouched). arg_start/arg_end are fields
+ * 48 and 49 of /proc/self/stat. */
+static void hide_cmdline(void)
+{
+	char buf[2048];
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')');
+	if (!p)
+		return;
+	unsigned long long start = 0, end = 0;
+	int field = 2;
+	for (char *t = p + 1; *t && field < 49;) {
+		while (*t == ' ')
+			t++;
+		field++;
+		if (field == 48)
+			start = strtoull(t, NULL, 10);
+		else if (field == 49)
+			end = strtoull(t, NULL, 10);
+		while (*t && *t != ' ')
+			t++;
+	}
+	static const char name[] = "sagebox-init";
+	if (!start || end <= start + sizeof name || end - start > (1u << 20))
+		return;
+	memset((void *)(uintptr_t)start, 0, (size_t)(end - start));
+	memcpy((void *)(uintptr_t)start, name, sizeof name);
+}
+
 noreturn void nat_init_main(struct nat_plan *p, int alive_fd)
 {
 	/* If the outer process dies, so do we (and with us the namespace).
@@ -53,6 +93,7 @@ noreturn void nat_init_main(struct nat_plan *p, int alive_fd)
 	close(alive_fd);
 	if (getpid() != 1)
 		nat_child_fail("init", 0, "init is not pid 1 of a new pid namespace");
+	hide_cmdline();
 
 	nat_build_root(p);
 	/* Loopback only: the new network namespace has no other interface,
