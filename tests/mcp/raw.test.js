@@ -408,6 +408,25 @@ describe('cancellation, concurrency and shutdown (raw)', () => {
   }, { args: ['--max-concurrent', '1'] }));
 });
 
+describe('sandbox failures are tool results, not protocol errors', () => {
+  test('a backend that cannot start -> isError, the reason, and what to do', () => withServer(async (s) => {
+    await s.initialize();
+    const r = await s.request(1, 'tools/call', { name: 'run_sagemath', arguments: { code: 'print(1)' } }, 60000);
+    assert.ok(r.result, JSON.stringify(r));
+    assert.equal(r.result.isError, true);
+    assert.equal(typeof r.result.structuredContent.error, 'string');
+    assert.equal(r.result.structuredContent.ok, false);
+    const text = r.result.content[0].text;
+    assert.match(text, /^\[sandbox error: /);
+    assert.match(text, /not a problem with your code/);
+    assert.match(text, /sandbox_status/);
+    // The status tool still answers, and says what is wrong.
+    const st = await s.request(2, 'tools/call', { name: 'sandbox_status', arguments: {} }, 60000);
+    assert.equal(st.result.isError, false);
+    assert.equal(st.result.structuredContent.ok, false);
+  }, { args: ['--backend', 'docker', '--podman', '/nonexistent/sagebox-test-docker'] }));
+});
+
 describe('command line', () => {
   test('a bad setting flag exits 2 with the reason on stderr, nothing on stdout', async () => {
     const s = new RawServer({ args: ['--timeout', '0'] });
