@@ -106,3 +106,9 @@ def test_enforced_report_is_verified_and_honest():
         assert "enforced_by" in sb[k]
         if sb[k]["enforced_by"] is None:
             assert "note" in sb[k]
+
+
+def test_only_stdio_descriptors_inherited():
+    r = run("import os; print(' '.join(sorted(os.listdir('/proc/self/fd'))))")
+    # 0 1 2 and the descriptor listdir itself opened
+    assert set(r.out.split()) <= {"0", "1", "2", "3"}, r

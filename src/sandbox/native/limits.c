@@ -7,7 +7,12 @@
 
 static int hard(int res, rlim_t v)
 {
-	/* soft = hard: the code cannot raise it back. */
+	/* soft = hard: the code cannot raise it back. Never above the hard
+	 * limit we inherited (raising needs CAP_SYS_RESOURCE on the host):
+	 * stricter than asked is still within what enforced promises. */
+	struct rlimit cur;
+	if (getrlimit(res, &cur) == 0 && cur.rlim_max != RLIM_INFINITY && v > cur.rlim_max)
+		v = cur.rlim_max;
 	struct rlimit rl = {v, v};
 	return setrlimit(res, &rl);
 }
