@@ -16,7 +16,7 @@
 #include "sandbox/sandbox.h"
 #include "util/fd.h"
 
-#define SB_HOST_AS_EXTRA (4ull << 30)
+#define SB_HOST_AS_EXTRA (2ull << 30)
 
 struct host_priv {
 	char dir[64]; /* scratch directory, removed in wait() */
@@ -31,7 +31,7 @@ static json_t *host_enforced(const struct sb_limits *l)
 			 "warning", "host backend: the code runs on the host as your user, with your files and network",
 			 "network", "host (not isolated)", "filesystem", "host (not isolated)",
 			 "memory", "limit", l->memory, "enforced_by",
-			 "rlimit DATA (per process; address space capped at the limit + 4 GiB)",
+			 "rlimit DATA (per process; address space capped at the limit + 2 GiB)",
 			 "pids", "limit", (json_int_t)l->pids, "enforced_by",
 			 root ? NULL : "rlimit NPROC (counts all processes of your user)", "note",
 			 root ? "not enforced: root is exempt from RLIMIT_NPROC" : NULL,
