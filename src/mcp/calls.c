@@ -11,7 +11,7 @@
 #include "mcp/jsonrpc.h"
 #include "mcp/server.h"
 #include "mcp/toolcall.h"
-#include "mcp/utf8.h"
+#include "util/utf8.h"
 
 struct call {
 	struct sb_calls *owner;
@@ -101,7 +101,7 @@ static void progress_message(const struct sb_progress *p, char *buf, size_t size
 	const char *nl = memrchr(t, '\n', len);
 	const char *line = nl ? nl + 1 : t;
 	size_t ll = (size_t)(t + len - line);
-	ll = sb_mcp_utf8_prefix(line, ll, 160);
+	ll = sb_utf8_prefix(line, ll, 160);
 	if (ll && memchr(line, '\0', ll) == NULL)
 		snprintf(buf + n, size - (size_t)n, "; last line: %.*s", (int)ll, line);
 }

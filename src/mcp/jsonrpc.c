@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "mcp/idscan.h"
-#include "mcp/utf8.h"
+#include "util/utf8.h"
 
 __attribute__((format(printf, 3, 4))) static void invalid(struct sb_rpc_msg *m, int code, const char *fmt, ...)
 {
@@ -33,7 +33,7 @@ void sb_rpc_parse(const char *line, size_t len, struct sb_rpc_msg *m)
 	memset(m, 0, sizeof *m);
 
 	size_t bad = 0;
-	if (!sb_mcp_utf8_valid(line, len, &bad)) {
+	if (!sb_utf8_valid(line, len, &bad)) {
 		/* JSON text is UTF-8 (RFC 8259 section 8.1). Still answer the
 		 * request's id when it can be found, so the client is not left
 		 * waiting. */
@@ -120,7 +120,7 @@ void sb_rpc_msg_free(struct sb_rpc_msg *m)
 json_t *sb_rpc_string(const char *s)
 {
 	size_t len = strlen(s), bad = len;
-	sb_mcp_utf8_valid(s, len, &bad);
+	sb_utf8_valid(s, len, &bad);
 	return json_stringn(s, bad);
 }
 

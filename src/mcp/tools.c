@@ -7,7 +7,7 @@
 
 #include "core/limits.h"
 #include "mcp/server.h"
-#include "mcp/utf8.h"
+#include "util/utf8.h"
 
 static const struct sb_tool tools[] = {
 	{"run_sagemath", "Run SageMath", SB_TOOL_RUN, SB_LANG_SAGE},
@@ -257,7 +257,7 @@ int sb_tool_check_args(const struct sb_tool *t, const json_t *args, const struct
 		return -1;
 	}
 	size_t len = json_string_length(code);
-	size_t chars = sb_mcp_utf8_count(json_string_value(code), len);
+	size_t chars = sb_utf8_count(json_string_value(code), len);
 	if (chars > SB_CODE_MAX_CHARS) {
 		snprintf(msg, size,
 			 "Invalid arguments for tool %s: \"code\" is %zu characters long; the limit is %d. "

@@ -29,17 +29,40 @@ size_t sb_utf8_seq_len(const unsigned char *p, size_t n)
 	return len;
 }
 
-bool sb_utf8_valid(const char *p, size_t n)
+bool sb_utf8_valid(const char *p, size_t n, size_t *bad)
 {
 	const unsigned char *u = (const unsigned char *)p;
 	size_t i = 0;
 	while (i < n) {
 		size_t l = sb_utf8_seq_len(u + i, n - i);
-		if (!l)
+		if (!l) {
+			if (bad)
+				*bad = i;
 			return false;
+		}
 		i += l;
 	}
 	return true;
+}
+
+size_t sb_utf8_count(const char *p, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)p;
+	size_t c = 0;
+	for (size_t i = 0; i < n; i++)
+		c += (u[i] & 0xC0) != 0x80;
+	return c;
+}
+
+size_t sb_utf8_prefix(const char *p, size_t n, size_t max)
+{
+	const unsigned char *u = (const unsigned char *)p;
+	if (n <= max)
+		return n;
+	size_t k = max;
+	while (k > 0 && (u[k] & 0xC0) == 0x80)
+		k--; /* u[k] would continue the character cut in two */
+	return k;
 }
 
 char *sb_utf8_sanitize(const char *p, size_t n, size_t *out_len)

@@ -9,27 +9,27 @@
 #include "mcp/jsonrpc.h"
 #include "mcp/sha256.h"
 #include "mcp/tools.h"
-#include "mcp/utf8.h"
+#include "util/utf8.h"
 
 static void test_utf8(void)
 {
 	size_t bad = 99;
-	CHECK(sb_mcp_utf8_valid("", 0, &bad));
-	CHECK(sb_mcp_utf8_valid("plain ascii", 11, &bad));
-	CHECK(sb_mcp_utf8_valid("\xcf\x80 \xe2\x89\x88 \xf0\x9f\x98\x80", 11, &bad));  /* π ≈ 😀 */
-	CHECK(sb_mcp_utf8_valid("\xf4\x8f\xbf\xbf", 4, &bad));                      /* U+10FFFF */
-	CHECK(!sb_mcp_utf8_valid("a\xff", 2, &bad) && bad == 1);
-	CHECK(!sb_mcp_utf8_valid("\xc0\xaf", 2, &bad) && bad == 0);                 /* overlong '/' */
-	CHECK(!sb_mcp_utf8_valid("\xe0\x80\xaf", 3, &bad));                         /* overlong */
-	CHECK(!sb_mcp_utf8_valid("\xed\xa0\x80", 3, &bad));                         /* surrogate */
-	CHECK(!sb_mcp_utf8_valid("\xf4\x90\x80\x80", 4, &bad));                     /* > U+10FFFF */
-	CHECK(!sb_mcp_utf8_valid("ab\xe2\x89", 4, &bad) && bad == 2);               /* truncated */
-	CHECK(!sb_mcp_utf8_valid("\x80", 1, &bad));                                 /* lone continuation */
-	CHECK(sb_mcp_utf8_count("\xcf\x80\xf0\x9f\x98\x80x", 7) == 3);
+	CHECK(sb_utf8_valid("", 0, &bad));
+	CHECK(sb_utf8_valid("plain ascii", 11, &bad));
+	CHECK(sb_utf8_valid("\xcf\x80 \xe2\x89\x88 \xf0\x9f\x98\x80", 11, &bad));  /* π ≈ 😀 */
+	CHECK(sb_utf8_valid("\xf4\x8f\xbf\xbf", 4, &bad));                      /* U+10FFFF */
+	CHECK(!sb_utf8_valid("a\xff", 2, &bad) && bad == 1);
+	CHECK(!sb_utf8_valid("\xc0\xaf", 2, &bad) && bad == 0);                 /* overlong '/' */
+	CHECK(!sb_utf8_valid("\xe0\x80\xaf", 3, &bad));                         /* overlong */
+	CHECK(!sb_utf8_valid("\xed\xa0\x80", 3, &bad));                         /* surrogate */
+	CHECK(!sb_utf8_valid("\xf4\x90\x80\x80", 4, &bad));                     /* > U+10FFFF */
+	CHECK(!sb_utf8_valid("ab\xe2\x89", 4, &bad) && bad == 2);               /* truncated */
+	CHECK(!sb_utf8_valid("\x80", 1, &bad));                                 /* lone continuation */
+	CHECK(sb_utf8_count("\xcf\x80\xf0\x9f\x98\x80x", 7) == 3);
 	/* Cutting never splits a character. */
-	CHECK(sb_mcp_utf8_prefix("a\xf0\x9f\x98\x80", 5, 3) == 1);
-	CHECK(sb_mcp_utf8_prefix("a\xf0\x9f\x98\x80", 5, 5) == 5);
-	CHECK(sb_mcp_utf8_prefix("abc", 3, 2) == 2);
+	CHECK(sb_utf8_prefix("a\xf0\x9f\x98\x80", 5, 3) == 1);
+	CHECK(sb_utf8_prefix("a\xf0\x9f\x98\x80", 5, 5) == 5);
+	CHECK(sb_utf8_prefix("abc", 3, 2) == 2);
 }
 
 static void hex_of(const char *s, size_t n, char out[65])
