@@ -79,11 +79,12 @@ static void emit(json_t *o, bool json)
 	}
 }
 
-int sb_cli_status(int argc, char **argv)
+/* Shared by status and self-test: settings, a runner, one JSON report. */
+static int report(int argc, char **argv, const char *name, json_t *(*make)(struct sb_runner *))
 {
 	struct sb_config cfg;
 	bool json;
-	int rc = parse_common(argc, argv, "status", &cfg, &json);
+	int rc = parse_common(argc, argv, name, &cfg, &json);
 	if (rc >= 0)
 		return rc;
 	struct sb_error err = {0};
@@ -92,7 +93,7 @@ int sb_cli_status(int argc, char **argv)
 		sb_cli_print_error(&err);
 		return 125;
 	}
-	json_t *o = sb_runner_status(r);
+	json_t *o = make(r);
 	emit(o, json);
 	int ok = json_is_true(json_object_get(o, "ok"));
 	json_decref(o);
@@ -100,23 +101,12 @@ int sb_cli_status(int argc, char **argv)
 	return ok ? 0 : 1;
 }
 
+int sb_cli_status(int argc, char **argv)
+{
+	return report(argc, argv, "status", sb_runner_status);
+}
+
 int sb_cli_self_test(int argc, char **argv)
 {
-	struct sb_config cfg;
-	bool json;
-	int rc = parse_common(argc, argv, "self-test", &cfg, &json);
-	if (rc >= 0)
-		return rc;
-	struct sb_error err = {0};
-	struct sb_runner *r = sb_runner_new(&cfg, &err);
-	if (!r) {
-		sb_cli_print_error(&err);
-		return 125;
-	}
-	json_t *o = sb_self_test(r);
-	emit(o, json);
-	int ok = json_is_true(json_object_get(o, "ok"));
-	json_decref(o);
-	sb_runner_free(r);
-	return ok ? 0 : 1;
+	return report(argc, argv, "self-test", sb_self_test);
 }

@@ -1,4 +1,5 @@
 #include "transport/stdio.h"
+#include "util/fd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -55,21 +56,6 @@ int sb_stdio_stop_fd(struct sb_stdio *t)
 	return t->stop[1];
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 static int stdio_send(void *ctx, const json_t *msg)
 {
 	struct sb_stdio *t = ctx;
@@ -86,7 +72,7 @@ static int stdio_send(void *ctx, const json_t *msg)
 		rc = -1;
 	} else {
 		text[n] = '\n'; /* replaces the NUL; the length is kept in n */
-		if (write_all(t->out_fd, text, n + 1) < 0) {
+		if (sb_write_all(t->out_fd, text, n + 1) < 0) {
 			fprintf(stderr, "sagebox mcp: writing to the client failed: %s; stopping\n",
 				strerror(errno));
 			t->broken = true;
