@@ -15,3 +15,19 @@ void sb_command_once(const struct sb_config *cfg, enum sb_lang lang, const char 
 		argv[i++] = cfg->shell;
 	argv[i] = NULL;
 }
+
+void sb_command_worker(const struct sb_config *cfg, const char *kind, bool own_pidns, const char *warm_mib,
+		       const char *argv[12])
+{
+	int i = 0;
+	argv[i++] = cfg->python;
+	argv[i++] = "-I"; /* as above: nothing from the work dir or environment */
+	argv[i++] = "-c";
+	argv[i++] = sb_driver_py;
+	argv[i++] = "worker";
+	argv[i++] = kind;
+	argv[i++] = cfg->shell;
+	argv[i++] = own_pidns ? "1" : "0";
+	argv[i++] = warm_mib;
+	argv[i] = NULL;
+}

@@ -3,6 +3,8 @@
 #ifndef SAGEBOX_COMMAND_H
 #define SAGEBOX_COMMAND_H
 
+#include <stdbool.h>
+
 #include "config/config.h"
 #include "core/job.h"
 
@@ -11,5 +13,13 @@ extern const char sb_driver_py[];
 /* argv for a fresh job (static storage except the config's strings; valid
  * while cfg lives). out must hold 8 entries. */
 void sb_command_once(const struct sb_config *cfg, enum sb_lang lang, const char *argv_out[8]);
+
+/* argv for a warm worker of the given kind ("sage" or "python"). own_pidns:
+ * the sandbox has its own pid namespace (every backend but host), so the
+ * worker may kill every other process in it between jobs. warm_mib: memory
+ * the worker may use for itself (its warm-ups stop short of it). out must
+ * hold 12 entries; the strings must outlive the argv. */
+void sb_command_worker(const struct sb_config *cfg, const char *kind, bool own_pidns, const char *warm_mib,
+		       const char *argv_out[12]);
 
 #endif

@@ -4,12 +4,15 @@
 #include <string.h>
 
 #include "runner/fresh.h"
+#include "runner/pool.h"
+#include "runner/warm.h"
 #include "sandbox/sandbox.h"
 
 struct sb_runner {
 	struct sb_config cfg;
 	const struct sb_backend *backend;
 	struct sb_error backend_err; /* why no backend, when backend is NULL */
+	struct sb_pool *pool;        /* warm isolation only */
 };
 
 struct sb_runner *sb_runner_new(const struct sb_config *cfg, struct sb_error *err)
@@ -23,18 +26,29 @@ struct sb_runner *sb_runner_new(const struct sb_config *cfg, struct sb_error *er
 	/* A missing backend is not fatal here: status must still be able to
 	 * say what is wrong, and each job reports it as a sandbox error. */
 	r->backend = sb_backend_select(&r->cfg, &r->backend_err);
+	if (r->backend && r->cfg.isolation == SB_ISOLATION_WARM) {
+		r->pool = sb_pool_new(&r->cfg, r->backend);
+		if (!r->pool) {
+			free(r);
+			sb_fail(err, "out of memory");
+			return NULL;
+		}
+	}
 	return r;
 }
 
 void sb_runner_free(struct sb_runner *r)
 {
+	if (!r)
+		return;
+	sb_pool_free(r->pool);
 	free(r);
 }
 
 void sb_runner_prestart(struct sb_runner *r, enum sb_lang lang)
 {
-	(void)r;
-	(void)lang;
+	if (r->pool)
+		sb_pool_prestart(r->pool, lang);
 }
 
 const struct sb_config *sb_runner_config(const struct sb_runner *r)
@@ -54,10 +68,10 @@ int sb_runner_run(struct sb_runner *r, const struct sb_job *job, const struct sb
 		res->max_bytes_per_stream = job->limits.output_bytes;
 		return 0;
 	}
-	int rc = sb_run_fresh(&r->cfg, r->backend, job, hooks, res);
+	int rc = r->pool ? sb_run_warm(r->pool, job, hooks, res) : sb_run_fresh(&r->cfg, r->backend, job, hooks, res);
 	if (res->sandbox && json_is_object(res->sandbox)) {
 		/* What the runner itself enforces, on top of the backend. */
-		json_object_set_new(res->sandbox, "isolation", json_string("fresh"));
+		json_object_set_new(res->sandbox, "isolation", json_string(r->pool ? "warm" : "fresh"));
 		json_object_set_new(res->sandbox, "timeout_seconds", json_integer(job->limits.timeout_s));
 		json_object_set_new(res->sandbox, "output_limit_bytes_per_stream",
 				    json_integer((json_int_t)job->limits.output_bytes));
@@ -79,9 +93,8 @@ json_t *sb_runner_status(struct sb_runner *r)
 	json_t *b = r->backend->status(&r->cfg);
 	json_object_set_new(o, "ok", json_boolean(json_is_true(json_object_get(b, "available"))));
 	json_object_set_new(o, "backend", b);
-	json_object_set_new(o, "isolation", json_string("fresh"));
-	if (r->cfg.isolation == SB_ISOLATION_WARM)
-		json_object_set_new(o, "isolation_note",
-				    json_string("warm workers are not built yet: every job gets a fresh sandbox"));
+	json_object_set_new(o, "isolation", json_string(r->pool ? "warm" : "fresh"));
+	if (r->pool)
+		json_object_set_new(o, "pool", sb_pool_status(r->pool));
 	return o;
 }
