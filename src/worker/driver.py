@@ -432,7 +432,7 @@ class _Worker:
         """Fork the child the next job will run in, off the job's critical
         path: it sets itself up and waits for its job on a private pipe."""
         fds = {}
-        for name in ("job", "out", "err", "st"):
+        for name in ("job", "out", "err"):
             r, w = os.pipe2(os.O_CLOEXEC)
             fds[name] = (self._own(r), self._own(w))
         work = self.base
@@ -443,15 +443,15 @@ class _Worker:
             f.flush()
         pid = os.fork()
         if pid == 0:
-            keep = (fds["job"][0], fds["out"][1], fds["err"][1], fds["st"][1])
+            keep = (fds["job"][0], fds["out"][1], fds["err"][1])
             self._child(work, keep, [fd for fd in self.private if fd not in keep])
-        for name in ("job", "out", "err", "st"):
+        for name in ("job", "out", "err"):
             self._close(fds[name][1] if name != "job" else fds[name][0])
         return {"pid": pid, "job_w": fds["job"][1], "out_r": fds["out"][0],
-                "err_r": fds["err"][0], "st_r": fds["st"][0], "work": work}
+                "err_r": fds["err"][0], "work": work}
 
     def _spare_fds(self, sp):
-        return [sp[k] for k in ("job_w", "out_r", "err_r", "st_r") if sp[k] >= 0]
+        return [sp[k] for k in ("job_w", "out_r", "err_r") if sp[k] >= 0]
 
     def _drop_spare(self):
         import signal
@@ -491,7 +491,6 @@ class _Worker:
     # -- one job
     def _job(self, hdr, code):
         import select
-        import struct
         import time
         jid = hdr["id"]
         lang = hdr["lang"]
@@ -518,13 +517,11 @@ class _Worker:
         keep = (self.spare["pid"],) if self.spare else ()
         streams = {sp["out_r"]: "stdout", sp["err_r"]: "stderr"}
         totals = dict.fromkeys(streams, 0)
-        st_r = sp["st_r"]
-        reported = bytearray()
         status = None
         ended_at = killed_at = None
         timed_out = cancelled = flooded = False
         poller = select.poll()
-        for fd in list(streams) + [st_r, self.ch.rfd, self.wake_r]:
+        for fd in list(streams) + [self.ch.rfd, self.wake_r]:
             poller.register(fd, select.POLLIN)
 
         def kill():
@@ -537,10 +534,11 @@ class _Worker:
             now = time.monotonic()
             if status is None and pid in self.reaped:
                 status = self.reaped.pop(pid)
-            if status is None and st_r < 0 and len(reported) == 4:
-                # The child's own last word, written just before _exit:
-                # no need to wait for its address space to be torn down.
-                status = struct.unpack(">i", bytes(reported))[0] << 8
+            if status is None and not streams:
+                # Its output is closed: if it is exiting, the kernel
+                # already knows the status; no need to wait until its copy
+                # of the worker's address space is torn down.
+                status = _exiting_status(pid)
             if status is not None and ended_at is None:
                 ended_at = now
             if status is not None and not streams:
@@ -574,16 +572,6 @@ class _Worker:
                     if totals[fd] > max_output and not flooded:
                         flooded = True
                         kill()
-                elif fd == st_r:
-                    data = os.read(st_r, 64)
-                    if data and len(reported) < 64:
-                        reported += data
-                    if not data:
-                        poller.unregister(st_r)
-                        self._close(st_r)
-                        st_r = -1
-                        if len(reported) != 4:
-                            reported = bytearray()  # garbage or nothing: wait for the real status
                 elif fd == self.ch.rfd:
                     h, _ = self.ch.recv()
                     if h.get("type") != "cancel":
@@ -597,7 +585,7 @@ class _Worker:
                     except BlockingIOError:
                         pass
                     self._reap()
-        for fd in list(streams) + ([st_r] if st_r >= 0 else []):
+        for fd in streams:
             self._close(fd)
         # Whatever the job started and left behind dies now, before the
         # result goes out: daemons, setsid'd grandchildren, stopped
@@ -749,7 +737,7 @@ class _Worker:
     # -- the child: becomes the job
     def _child(self, work, keep, close):
         import signal
-        job_r, out_w, err_w, st_w = keep
+        job_r, out_w, err_w = keep
         status = 1
         try:
             # Stops: user code writing frames into the protocol channel,
@@ -794,7 +782,7 @@ class _Worker:
                 _print_user_traceback()
             except BaseException:
                 pass
-        _child_exit(status, st_w)
+        _child_exit(status)
 
     def _reseed(self):
         # Each child would otherwise repeat the worker's random numbers.
@@ -868,13 +856,12 @@ class _Worker:
         return run_cell(src, glb)
 
 
-def _child_exit(status, st_w):
+def _child_exit(status):
     """Leave as a fresh `python3 driver once` would: wait for non-daemon
-    threads, run atexit handlers, flush. Then tell the worker the status and
-    close the output pipes before _exit, so the result does not wait for
-    the kernel to tear down a copy of Sage's address space."""
+    threads, run atexit handlers, flush. Then close the output before
+    _exit, so the worker sees the end of the job at once (it reads the
+    status from /proc while the kernel tears down the address space)."""
     import atexit
-    import struct
     import threading
     try:
         threading._shutdown()
@@ -890,14 +877,30 @@ def _child_exit(status, st_w):
         except BaseException:
             pass
     status = status & 0xff if isinstance(status, int) else 1
-    try:
-        os.write(st_w, struct.pack(">i", status))
-        os.close(st_w)
-        os.close(1)
-        os.close(2)
-    except OSError:
-        pass
+    for fd in (1, 2):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
     os._exit(status)
+
+
+def _exiting_status(pid, tries=20):
+    """The wait status of a child that is exiting but not yet reaped, from
+    /proc/PID/stat (PF_EXITING in flags, field 9; exit_code, field 52: set
+    by the kernel before the address space goes, so the job's code cannot
+    forge it). None when it is not exiting (yet)."""
+    import time
+    for _ in range(tries):
+        try:
+            with open("/proc/%d/stat" % pid, "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+            if int(fields[6]) & 0x4 and len(fields) >= 50:
+                return int(fields[49])
+        except (OSError, ValueError, IndexError):
+            return None
+        time.sleep(0.0001)
+    return None
 
 
 def run_worker(kind, shell, own_pidns, warm_budget_mib):
