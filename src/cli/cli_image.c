@@ -46,8 +46,8 @@ static void image_usage(FILE *out)
 		"  --dry-run      print the commands, run nothing\n"
 		"\n"
 		"Needs: mmdebstrap, uidmap (newuidmap) and /etc/subuid, /etc/subgid ranges for\n"
-		"this user, and podman (or docker with --backend docker). Takes several\n"
-		"minutes and downloads about 500 MB.\n");
+		"this user, and podman (or docker with --backend docker). Takes about 10\n"
+		"minutes, downloads about 1 GB; the image is about 3.5 GB.\n");
 }
 
 struct mirrors {
@@ -312,13 +312,13 @@ static int build(const struct sb_config *cfg, enum pm_engine eng, const char *ta
 
 	fprintf(stderr, "sagebox: building %s from Debian %s's sagemath package with:\n", tag, suite);
 	print_argv(mm);
-	fprintf(stderr, "  | ");
+	fprintf(stderr, "  |");
 	print_argv(im);
 	if (dry_run)
 		return 0;
 	fprintf(stderr,
-		"sagebox: this downloads about 500 MB from %s and takes several minutes (about 10 on a 2-CPU\n"
-		"         machine with a nearby mirror); the image is about 2 GB. Progress follows.\n",
+		"sagebox: this downloads about 1 GB from %s and takes about 10 minutes on a\n"
+		"         2-CPU machine with a nearby mirror; the image is about 3.5 GB. Progress follows.\n",
 		m->n ? m->line[0] + 4 : "the mirror");
 
 	struct timespec t0;

@@ -166,6 +166,12 @@ int pm_build_run_argv(const struct sb_config *cfg, enum pm_engine eng, const str
 	r |= push(a, "--cap-drop=all");
 	r |= push(a, "--security-opt");
 	r |= push(a, "no-new-privileges");
+	if (plan->seccomp_profile) {
+		/* Stops: new user/mount namespaces, keyrings and ptrace, which
+		 * the engine's default profile allows (seccomp.c). */
+		r |= push(a, "--security-opt");
+		r |= pushf(a, "seccomp=%s", plan->seccomp_profile);
+	}
 	/* Resource limits: fork bombs, memory exhaustion, CPU hogging, disk
 	 * filling. Only flags the engine applies here (limits.c). */
 	if (plan->use_cg_pids) {

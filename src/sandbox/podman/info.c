@@ -108,6 +108,7 @@ static void parse_podman(json_t *j, struct pm_info *in)
 		in->cg_memory = in->cg_pids = in->cg_cpu = ok;
 	}
 	in->seccomp = json_is_true(jget(j, "host.security.seccompEnabled"));
+	copy(in->seccomp_profile, sizeof in->seccomp_profile, jstr(j, "host.security.seccompProfilePath"));
 	in->apparmor = json_is_true(jget(j, "host.security.apparmorEnabled"));
 	in->selinux = json_is_true(jget(j, "host.security.selinuxEnabled"));
 }
@@ -219,6 +220,16 @@ static int query(const struct sb_config *cfg, enum pm_engine eng, struct pm_info
 	else
 		parse_podman(j, in);
 	json_decref(j);
+	if (eng == PM_DOCKER) {
+		/* podman's Docker API takes `seccomp=` as a file path, while
+		 * the docker CLI sends the profile's content: find out. */
+		const char *vargv[] = {exe, "version", "--format", "{{range .Server.Components}}{{.Name}};{{end}}",
+				       NULL};
+		struct pm_out v;
+		if (pm_run(exe, vargv, eng, PM_HELPER_TIMEOUT_MS, &v) == 0 && strstr(v.out, "Podman Engine"))
+			in->docker_api_is_podman = true;
+		pm_out_free(&v);
+	}
 	return 0;
 }
 

@@ -21,6 +21,9 @@ void pm_plan_limits(const struct pm_info *info, struct pm_plan *plan)
 	 * touches (1.6 GB virtual for 200 MB resident), so Sage cannot start
 	 * under as=1g. */
 	plan->use_rlimit_data = !info->cg_memory;
+	plan->seccomp_profile = info->seccomp && !info->docker_api_is_podman
+					? pm_seccomp_profile(info->seccomp_profile)
+					: NULL;
 }
 
 static json_t *lim(json_t *value, bool enforced, const char *by, const char *note)

@@ -79,6 +79,8 @@ struct pm_info {
 	bool cg_memory, cg_pids, cg_cpu;
 	bool seccomp;
 	bool apparmor, selinux;
+	char seccomp_profile[256]; /* the engine's default profile file, if it says */
+	bool docker_api_is_podman; /* docker CLI talking to `podman system service` */
 };
 /* Fill *info from `podman info` (or `docker info`), using a per-process
  * cache for PM_INFO_TTL_S seconds. Returns 0, or -1 with err filled when
@@ -114,12 +116,20 @@ struct pm_plan {
 	/* flags to pass */
 	bool use_cg_memory, use_cg_pids, use_cg_cpu; /* --memory, --pids-limit, --cpus */
 	bool use_rlimit_data;                         /* --ulimit data= (memory fallback) */
+	const char *seccomp_profile;                  /* --security-opt seccomp=, or NULL */
 };
 void pm_plan_limits(const struct pm_info *info, struct pm_plan *plan);
 /* {"memory": {...}, "pids": {...}, "cpus": {...}, "nofile", "fsize", "tmpfs",
  *  "wall_clock"} each with value, enforced and enforced_by (or why not). */
 json_t *pm_limits_json(const struct sb_limits *l, const struct pm_info *info, const struct pm_plan *plan,
 		       enum pm_engine eng);
+
+/* ---- seccomp.c ---- */
+
+/* Our stricter profile derived from base_profile (the engine's default
+ * profile file; NULL: containers-common's), written once per process.
+ * Returns its path, or NULL if it could not be built. */
+const char *pm_seccomp_profile(const char *base_profile);
 
 /* ---- args.c: the `podman run` argv ---- */
 

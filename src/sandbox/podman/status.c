@@ -81,7 +81,10 @@ json_t *pm_enforced_json(const struct sb_config *cfg, enum pm_engine eng, const 
 		pm_image_json(cfg, eng, img), "user", cfg->container_user, "rootless", info->rootless, "network",
 		"none", "root_filesystem", "read-only", "writable", tmpfs, work, "/dev/shm (tmpfs, 64 MiB)",
 		"host_mounts", "none (read-only: the engine's generated /etc/hosts, /etc/hostname, /run/.containerenv)", "capabilities", "none", "no_new_privileges", true, "seccomp",
-		info->seccomp ? "the engine's default profile" : "off (the engine reports no seccomp)",
+		plan->seccomp_profile ? "sagebox's profile: the engine's default without unshare, setns, mount, "
+					"keyctl, ptrace, clone3 and namespace flags of clone"
+		: info->seccomp	      ? "the engine's default profile (it allows unshare, setns and mount)"
+				      : "off (the engine reports no seccomp)",
 		"code_input", "stdin", "pull", "never");
 	json_object_set_new(o, "limits", pm_limits_json(l, info, plan, eng));
 	json_t *warn = json_array();
@@ -94,6 +97,13 @@ json_t *pm_enforced_json(const struct sb_config *cfg, enum pm_engine eng, const 
 			 info->cgroup_version, pm_engine_name(eng));
 		json_array_append_new(warn, json_string(w));
 	}
+	if (info->docker_api_is_podman)
+		json_array_append_new(warn, json_string("docker CLI on podman's Docker API: it cannot pass sagebox's "
+							"seccomp profile, so the engine's default applies (it allows "
+							"new user namespaces); use --backend podman for the stricter one"));
+	else if (!plan->seccomp_profile)
+		json_array_append_new(warn, json_string("sagebox's stricter seccomp profile could not be set up; "
+							"the engine's default allows new user namespaces"));
 	if (pm_image_floating(cfg->image))
 		json_array_append_new(warn, json_string("the image is a tag, not a pinned digest"));
 	json_object_set_new(o, "warnings", warn);

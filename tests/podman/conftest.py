@@ -1,0 +1,211 @@
+"""Helpers for the Podman/Docker backend tests.
+
+Everything is real: rootless podman as the unprivileged user sagebox-test
+(prepared by scripts/podman-test-setup), the image built by `sagebox image
+build`, the Docker CLI against podman's Docker API socket. Nothing is mocked.
+Run as root (the tests switch to the test user with runuser, and one test
+checks that root's rootful podman is refused).
+"""
+import json
+import os
+import pwd
+import shutil
+import subprocess
+import time
+
+import pytest
+
+USER = os.environ.get("SB_TEST_USER", "sagebox-test")
+IMAGE = os.environ.get("SB_TEST_IMAGE", "localhost/sagebox-sage:deb12")
+DOCKER = os.environ.get("SB_TEST_DOCKER", "/usr/local/bin/docker")
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+
+def _find_sagebox():
+    for p in (os.environ.get("SAGEBOX_BIN"), os.environ.get("SAGEBOX"),
+              os.path.join(ROOT, "build", "sagebox"),
+              os.path.join(ROOT, "build-podman", "sagebox")):
+        if p and os.access(p, os.X_OK):
+            return os.path.abspath(p)
+    return None
+
+
+SAGEBOX = _find_sagebox()
+
+
+def user_info():
+    pw = pwd.getpwnam(USER)
+    return pw.pw_uid, pw.pw_dir
+
+
+def user_env(extra=None):
+    uid, home = user_info()
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": home,
+        "USER": USER,
+        "LOGNAME": USER,
+        "XDG_RUNTIME_DIR": f"/run/user/{uid}",
+        "LANG": "C.UTF-8",
+    }
+    env.update(extra or {})
+    return env
+
+
+def as_user_argv(argv, extra_env=None):
+    env = user_env(extra_env)
+    return ["runuser", "-u", USER, "--", "env", "-i"] + \
+        [f"{k}={v}" for k, v in env.items()] + list(argv)
+
+
+def as_user(argv, input=None, extra_env=None, timeout=300, check=False):
+    return subprocess.run(as_user_argv(argv, extra_env), input=input,
+                          capture_output=True, timeout=timeout, check=check,
+                          cwd="/")
+
+
+def podman(*args, timeout=60):
+    return as_user(["podman", "--log-level=error", *args], timeout=timeout)
+
+
+def ours(engine="podman", extra_env=None):
+    """Names of every container with our label, running or not."""
+    if engine == "docker":
+        r = as_user([DOCKER, "ps", "-a", "--filter", "label=sagebox=1",
+                     "--format", "{{.Names}}"], extra_env=extra_env)
+    else:
+        r = podman("ps", "-a", "--filter", "label=sagebox=1", "--format",
+                   "{{.Names}}")
+    assert r.returncode == 0, r.stderr
+    return [n for n in r.stdout.decode().split() if n]
+
+
+def sagebox_argv(*args, image=IMAGE, backend="podman"):
+    return [SAGEBOX, *args, "--backend", backend, "--image", image]
+
+
+def run_code(code, lang="python", args=(), image=IMAGE, backend="podman",
+             extra_env=None, timeout=300):
+    """sagebox run --json; returns (result dict or None, CompletedProcess)."""
+    argv = [SAGEBOX, "run", "--json", "--lang", lang, "--backend", backend,
+            "--image", image, *args, "-"]
+    p = as_user(argv, input=code.encode(), extra_env=extra_env,
+                timeout=timeout)
+    try:
+        res = json.loads(p.stdout.decode())
+    except ValueError:
+        res = None
+    return res, p
+
+
+def status(backend="podman", image=IMAGE, extra_env=None, args=()):
+    p = as_user([SAGEBOX, "status", "--json", "--backend", backend,
+                 "--image", image, *args], extra_env=extra_env)
+    return json.loads(p.stdout.decode()), p
+
+
+def wait_for(pred, timeout=60, step=0.2):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        v = pred()
+        if v:
+            return v
+        time.sleep(step)
+    return pred()
+
+
+def children(pid):
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+def descendants(pid):
+    out = []
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        for c in children(p):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+def cmdline(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return [a.decode(errors="replace") for a in f.read().split(b"\0")[:-1]]
+    except OSError:
+        return []
+
+
+def environ_of(pid):
+    with open(f"/proc/{pid}/environ", "rb") as f:
+        return [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def ready():
+    if os.geteuid() != 0:
+        pytest.skip("run as root: the tests switch to the test user and also check root is refused")
+    if not SAGEBOX:
+        pytest.skip("no sagebox binary (set SAGEBOX_BIN)")
+    try:
+        pwd.getpwnam(USER)
+    except KeyError:
+        pytest.skip(f"no user {USER}: run scripts/podman-test-setup first")
+    if podman("image", "exists", IMAGE).returncode != 0:
+        pytest.skip(f"image {IMAGE} missing: run scripts/podman-test-setup first")
+    # what an earlier, interrupted test run may have left
+    for n in ours():
+        podman("rm", "-f", "--time", "0", n)
+
+
+@pytest.fixture(autouse=True)
+def nothing_of_ours_left():
+    """After every test: `podman ps -a` shows no container of ours."""
+    yield
+    left = wait_for(lambda: not ours(), timeout=15) or ours()
+    assert left is True or left == [], f"containers left behind: {left}"
+
+
+@pytest.fixture(scope="session")
+def cgroup_version():
+    r = podman("info", "--format", "{{.Host.CgroupsVersion}}")
+    return r.stdout.decode().strip()
+
+
+@pytest.fixture(scope="session")
+def docker_socket():
+    """podman's Docker-compatible API, served as the test user."""
+    if not os.access(DOCKER, os.X_OK):
+        pytest.skip(f"no docker CLI at {DOCKER}")
+    uid, _ = user_info()
+    sock = f"/run/user/{uid}/podman/podman.sock"
+    url = f"unix://{sock}"
+    as_user(["mkdir", "-p", os.path.dirname(sock)], check=True)
+    proc = subprocess.Popen(as_user_argv(["podman", "--log-level=error", "system", "service",
+                                          "--time=0", url]),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    env = {"DOCKER_HOST": url}
+    ok = wait_for(lambda: as_user([DOCKER, "version"], extra_env=env).returncode == 0,
+                  timeout=30, step=0.5)
+    if not ok:
+        proc.kill()
+        pytest.fail("podman system service did not come up: "
+                    + proc.stderr.read().decode(errors="replace") if proc.stderr else "")
+    yield env
+    # the service runs as the test user under runuser: end that process group
+    try:
+        os.killpg(proc.pid, 15)
+    except ProcessLookupError:
+        pass
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, 9)
+        proc.wait()
