@@ -129,6 +129,11 @@ static void on_frame(struct wjob *j, const struct sb_wp_frame *f)
 			return;
 		}
 		j->done = true;
+		if (json_object_get(f->hdr, "trace")) {
+			char *t = json_dumps(json_object_get(f->hdr, "trace"), JSON_COMPACT);
+			fprintf(stderr, "sagebox: warm trace: host %llu ms: %s\n", (unsigned long long)(sb_now_ms() - j->start), t ? t : "");
+			free(t);
+		}
 		return;
 	case SB_WP_READY:
 		break;
@@ -291,6 +296,8 @@ enum sb_wrun sb_worker_run(struct sb_worker *w, const struct sb_job *job, const 
 			      "max_output", (json_int_t)job->limits.output_bytes * SB_FLOOD_FACTOR, "limits",
 			      "memory_bytes", (json_int_t)job->limits.memory_bytes, "nofile",
 			      (json_int_t)job->limits.nofile, "fsize_bytes", (json_int_t)job->limits.fsize_bytes);
+	if (h && getenv("SAGEBOX_WARM_TRACE"))
+		json_object_set_new(h, "trace", json_true());
 	if (!h || sb_wp_encode(&j.tx, h, job->code, job->code_len)) {
 		json_decref(h);
 		snprintf(j.broken, sizeof j.broken, "out of memory");
