@@ -1,0 +1,139 @@
+"""Jobs on one warm worker cannot see or harm each other."""
+import time
+
+from conftest import FACTOR, FACTORED, host_pids_with, ok
+
+
+def test_results_say_warm(healthy):
+    r = healthy.run("print(1)")
+    assert ok(r), r
+    sb = r["sandbox"]
+    assert sb["isolation"] == "warm" and sb["backend"] == "native"
+    assert sb["warm"]["worker"] == "python"
+    assert sb["memory"]["limit"] == "256m" and sb["memory"]["worker_sandbox_limit"]
+
+
+def test_globals_do_not_leak_python(healthy):
+    r = healthy.run("secret = 42\nimport math\nmath.pi = 3\nimport builtins\nbuiltins.open = None\n")
+    assert ok(r), r
+    r = healthy.run("import math\nprint('secret' in globals(), math.pi, open is None)")
+    assert r["stdout"] == "False 3.141592653589793 False\n", r
+
+
+def test_globals_do_not_leak_sage(healthy):
+    r = healthy.run("x = 5\nsecret = 42\nQQ.foo = 1\n", "sage")
+    assert ok(r), r
+    r = healthy.run("print(type(x).__name__, 'secret' in globals(), hasattr(QQ, 'foo'))", "sage")
+    assert ok(r) and r["stdout"] == "Expression False False\n", r
+
+
+def test_work_dir_and_tmp_fresh_per_job(healthy):
+    r = healthy.run(r"""
+import os, sys
+open("left.txt", "w").write("x")
+os.makedirs("d/e", exist_ok=True)
+os.chmod("d", 0)
+open("/tmp/left-in-tmp", "w").write("x")
+open("/tmp/home/.left-in-home", "w").write("x")
+open("/dev/shm/left-in-shm", "w").write("x")
+os.symlink("/etc/passwd", "link")
+print(os.getcwd(), oct(os.stat(".").st_mode & 0o777))
+os.chmod(".", 0o500)
+""")
+    assert ok(r) and r["stdout"].startswith("/tmp/work "), r
+    mode = r["stdout"].split()[1]
+    r = healthy.run(r"""
+import os
+print(os.getcwd(), sorted(os.listdir(".")), os.path.exists("/tmp/left-in-tmp"),
+      os.path.exists("/tmp/home/.left-in-home"), os.path.exists("/dev/shm/left-in-shm"),
+      oct(os.stat(".").st_mode & 0o777))
+""")
+    assert r["stdout"] == f"/tmp/work [] False False False {mode}\n", r
+
+
+def test_work_dir_removed_and_replaced_by_job(healthy):
+    r = healthy.run("import os, shutil\nos.chdir('/tmp')\nos.rmdir('/tmp/work')\nos.symlink('/etc', '/tmp/work')\n")
+    # (the work dir may be a mount point, then it cannot be removed: fine)
+    r = healthy.run("import os\nprint(os.getcwd(), os.path.islink('/tmp/work'), os.listdir('.'))")
+    assert r["stdout"] == "/tmp/work False []\n", r
+
+
+def test_sysv_ipc_does_not_survive(healthy):
+    code = r"""
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+if sys.argv[-1] == "python" and len(open("/proc/sysvipc/shm").read().splitlines()) > 1:
+    print("leftover")
+shmid = libc.shmget(0x5ab0, 4096, 0o1600)  # IPC_CREAT | 0600
+print("created" if shmid >= 0 else "failed")
+"""
+    r = healthy.run(code)
+    assert r["stdout"] == "created\n", r
+    r = healthy.run("print(len(open('/proc/sysvipc/shm').read().splitlines()) - 1)")
+    assert r["stdout"] == "0\n", r
+
+
+def test_random_numbers_differ_between_jobs(healthy):
+    a = healthy.run("import random, os\nprint(random.random(), os.urandom(8).hex())")["stdout"]
+    b = healthy.run("import random, os\nprint(random.random(), os.urandom(8).hex())")["stdout"]
+    assert a != b
+    a = healthy.run("print(random(), ZZ.random_element(10^30), randint(1, 10^9))", "sage")["stdout"]
+    b = healthy.run("print(random(), ZZ.random_element(10^30), randint(1, 10^9))", "sage")["stdout"]
+    assert a and a != b
+
+
+def test_setsid_double_fork_does_not_survive_the_job(healthy):
+    marker = f"{time.time_ns() % 10**9}.77"
+    r = healthy.run(f"""
+import os, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        for fd in (0, 1, 2):
+            os.close(fd)
+        os.execv("/bin/sleep", ["/bin/sleep", "{marker}"])
+    os._exit(0)
+time.sleep(0.3)
+print("parent exits", flush=True)
+""")
+    assert ok(r) and "parent exits" in r["stdout"], r
+    # Killed before the result was sent; allow the kernel a moment to reap.
+    deadline = time.time() + 2
+    while host_pids_with(marker) and time.time() < deadline:
+        time.sleep(0.05)
+    assert host_pids_with(marker) == [], "a grandchild survived its job"
+    r = healthy.run("import os\nprint(sorted(open(f'/proc/{p}/cmdline','rb').read().split(b'\\0')[0].decode() "
+                    "for p in os.listdir('/proc') if p.isdigit()))")
+    assert marker not in r["stdout"] and "sleep" not in r["stdout"], r
+
+
+def test_background_process_holding_stdout_is_killed(healthy):
+    t0 = time.time()
+    r = healthy.run("sleep 100 &\necho started", "shell")
+    assert r["stdout"] == "started\n" and r["exit_code"] == 0, r
+    assert time.time() - t0 < 5
+
+
+def test_results_match_fresh_mode_for_exits_and_errors(healthy):
+    from conftest import sagebox_run
+    cases = [
+        ("import sys; sys.exit(3)", "python"),
+        ("raise ValueError('boom')", "python"),
+        ("import os, signal; os.kill(os.getpid(), signal.SIGSEGV)", "python"),
+        ("x = 2\nx * 21", "python"),
+        ("x = 2\nx * 21;", "python"),
+        ("import sys; print('out'); print('err', file=sys.stderr); sys.exit('bye')", "python"),
+        ("echo hi; echo there >&2; exit 7", "shell"),
+        ("1/0", "sage"),
+        ("2^100", "sage"),
+        (FACTOR, "sage"),
+        ("def f(:\n  pass", "python"),
+    ]
+    for code, lang in cases:
+        warm = healthy.run(code, lang)
+        fresh, _ = sagebox_run(code, lang, args=("--backend", "native", "--isolation", "fresh"))
+        for k in ("ok", "exit_code", "signal", "stdout", "stderr", "timed_out", "output_limit_exceeded"):
+            assert warm[k] == fresh[k], (code, k, warm[k], fresh[k])
+        assert fresh["sandbox"]["isolation"] == "fresh" and warm["sandbox"]["isolation"] == "warm"
+        if code == FACTOR:
+            assert FACTORED in warm["stdout"]
