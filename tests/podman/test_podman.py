@@ -153,8 +153,9 @@ def test_limits_reported_honestly(cgroup_version):
 # ---------------------------------------------------------------- runs
 
 
-def test_python_runs_and_reports_backend():
-    res, p = run_code("print(6 * 7)")
+@pytest.mark.parametrize("isolation", ["fresh", "warm"])
+def test_python_runs_and_reports_backend(isolation):
+    res, p = run_code("print(6 * 7)", args=("--isolation", isolation))
     assert res["ok"], res
     assert res["stdout"].strip() == "42"
     sb = res["sandbox"]
@@ -246,7 +247,7 @@ def test_every_seed_flag_on_the_podman_command_line(cgroup_version):
         else:
             # the flags rootless podman would ignore are not passed; the rlimit fallback is
             assert "--memory" not in argv and "--pids-limit" not in argv and "--cpus" not in argv
-            assert "--ulimit data=268435456:268435456" in joined
+            assert "--ulimit data=" in joined
         # the image name goes after "--": it cannot be read as an option
         assert argv[argv.index("--") - 2] == "--entrypoint"
         # the environment podman gets is the seed's allow-list, no secret
@@ -280,9 +281,10 @@ def test_env_scrubbed_inside():
         assert v not in r["environ_values"]
 
 
-def test_timeout_kills_and_removes_container():
+@pytest.mark.parametrize("isolation", ["fresh", "warm"])
+def test_timeout_kills_and_removes_container(isolation):
     t0 = time.monotonic()
-    res, p = run_code("while True:\n    pass\n", args=("--timeout", "3"))
+    res, p = run_code("while True:\n    pass\n", args=("--timeout", "3", "--isolation", isolation))
     took = time.monotonic() - t0
     assert res["timed_out"] is True, res
     assert not res["ok"]
@@ -306,10 +308,11 @@ def test_timeout_kills_setsid_double_forked_grandchild():
     assert r.stdout.strip() == b"", r.stdout
 
 
-def test_output_overflow_kills_and_removes():
+@pytest.mark.parametrize("isolation", ["fresh", "warm"])
+def test_output_overflow_kills_and_removes(isolation):
     code = "import sys\nwhile True:\n    sys.stdout.write('x' * 65536)\n    sys.stdout.flush()\n"
     t0 = time.monotonic()
-    res, _ = run_code(code, args=("--output-limit-kib", "16", "--timeout", "60"))
+    res, _ = run_code(code, args=("--output-limit-kib", "16", "--timeout", "60", "--isolation", isolation))
     assert res["output_limit_exceeded"] is True, res
     assert res["truncated"]["stdout"] is True
     assert time.monotonic() - t0 < 40
@@ -364,10 +367,11 @@ def test_disk_fill_is_bounded():
     assert int(res["stdout"].split()[1]) in (errno.EFBIG, errno.ENOSPC)
 
 
-def test_sigkill_of_sagebox_then_next_start_cleans_up():
+@pytest.mark.parametrize("isolation", ["fresh", "warm"])
+def test_sigkill_of_sagebox_then_next_start_cleans_up(isolation):
     code = "import time\nprint('up', flush=True)\ntime.sleep(300)\n"
     proc = subprocess.Popen(as_user_argv([SAGEBOX, "run", "--lang", "python", "--backend", "podman",
-                                          "--image", IMAGE, "--timeout", "300", "-"]),
+                                          "--isolation", isolation, "--image", IMAGE, "--timeout", "300", "-"]),
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     proc.stdin.write(code.encode())
     proc.stdin.close()
@@ -375,19 +379,23 @@ def test_sigkill_of_sagebox_then_next_start_cleans_up():
                               if podman("inspect", "--format", "{{.State.Running}}", n).stdout.strip() == b"true"],
                      timeout=60)
     assert len(names) == 1
+    time.sleep(2)  # the job is running inside
     sb = [p for p in descendants(proc.pid) if os.path.basename(cmdline(p)[0]) == "sagebox"]
     assert sb, [cmdline(p) for p in descendants(proc.pid)]
     os.kill(sb[0], signal.SIGKILL)
     proc.wait(timeout=30)
     time.sleep(1)
-    # the dead sagebox could not clean up: its container is still there
-    assert ours() == names
-    # the next start of a podman-backed sagebox removes the orphan
+    if isolation == "fresh":
+        # the code already had its stdin: nothing stops it, and the dead
+        # sagebox could not clean up, so its container is still there
+        assert ours() == names
+    # the next start of a podman-backed sagebox removes whatever is left
     st, _ = status()
-    assert st["backend"]["orphans_removed"] == 1
+    if isolation == "fresh":
+        assert st["backend"]["orphans_removed"] == 1
     assert ours() == []
     # the podman client the dead sagebox left behind ends with its container
-    wait_for(lambda: not [p for p in descendants(1) if names[0] in " ".join(cmdline(p))], timeout=30)
+    assert wait_for(lambda: not [p for p in descendants(1) if names[0] in " ".join(cmdline(p))], timeout=30)
 
 
 def test_cleanup_leaves_a_live_sageboxs_container_alone():
