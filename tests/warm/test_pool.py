@@ -1,0 +1,113 @@
+"""The pool: prestart, concurrency, cancellation, recycling, and workers
+that die (killed from the host) while idle or during a job."""
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+from conftest import FACTOR, FACTORED, ok, start_mcp, wait_idle, worker_host_pid
+
+
+def test_prestart_makes_the_first_call_fast():
+    with start_mcp() as m:
+        t0 = time.time()
+        r = m.run(FACTOR, "sage")  # waits for the worker mcp started at once
+        first = time.time() - t0
+        assert ok(r) and r["stdout"].strip() == FACTORED, r
+        wait_idle(m, "sage")
+        t0 = time.time()
+        r = m.run(FACTOR, "sage")
+        assert ok(r), r
+        assert time.time() - t0 < 1.0, "a warm call took more than a second"
+        assert first < 60
+
+
+def test_status_shows_the_pool(mcp):
+    st = mcp.status()
+    assert st["isolation"] == "warm"
+    kinds = {w["kind"]: w for w in st["pool"]["workers"]}
+    assert "sage" in kinds and kinds["sage"]["sage"], st["pool"]
+
+
+def test_worker_killed_while_idle(mcp):
+    mcp.run("print(1)")
+    wait_idle(mcp, "python")
+    pid = worker_host_pid("python")
+    assert pid, "no python worker found on the host"
+    os.kill(pid, signal.SIGKILL)
+    time.sleep(0.2)
+    r = mcp.run("print('after')")
+    assert ok(r) and r["stdout"] == "after\n", r
+
+
+def test_worker_killed_during_a_job(mcp):
+    wait_idle(mcp, "python")
+    pid = worker_host_pid("python")
+    box = {}
+    t = threading.Thread(target=lambda: box.update(r=mcp.run("import time; time.sleep(20)")))
+    t.start()
+    time.sleep(1.0)
+    os.kill(pid, signal.SIGKILL)
+    t.join(30)
+    r = box["r"]
+    assert r["ok"] is False and "warm worker" in r.get("error", ""), r
+    r = mcp.run("print('next')")
+    assert ok(r) and r["stdout"] == "next\n", r
+
+
+def test_cancel_kills_the_job_not_the_next():
+    with start_mcp() as m:
+        m.run("print(1)")
+        marker = f"{time.time_ns() % 10**9}.55"
+        rid = m.send_request("tools/call", {"name": "run_python", "arguments": {
+            "code": f"import subprocess\nsubprocess.run(['/bin/sleep', '{marker}'])"}})
+        time.sleep(1.0)
+        m.notify("notifications/cancelled", {"requestId": rid, "reason": "test"})
+        deadline = time.time() + 5
+        from conftest import host_pids_with
+        while host_pids_with(marker) and time.time() < deadline:
+            time.sleep(0.1)
+        assert host_pids_with(marker) == []
+        r = m.run("print('next')")
+        assert ok(r) and r["stdout"] == "next\n", r
+
+
+def test_concurrent_jobs_run_in_parallel():
+    with start_mcp("--pool-size", "2") as m:
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            ws = m.status()["pool"]["workers"]
+            if sum(1 for w in ws if w["kind"] == "sage" and w["state"] == "idle") >= 2:
+                break
+            time.sleep(0.2)
+        time.sleep(10)  # their warm-ups (plot, Maxima) run once they are ready
+        results = []
+        t0 = time.time()
+        ts = [threading.Thread(target=lambda: results.append(m.run("import time\ntime.sleep(1.5r)\nprint('done')", "sage")))
+              for _ in range(2)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join(60)
+        took = time.time() - t0
+        assert len(results) == 2 and all(ok(r) for r in results), results
+        assert took < 2.9, f"two 1.5 s jobs took {took:.1f} s: not parallel"
+
+
+def test_recycling_after_max_jobs():
+    with start_mcp("--worker-max-jobs", "3") as m:
+        seen = []
+        for i in range(8):
+            r = m.run(f"print({i})")
+            assert ok(r) and r["stdout"] == f"{i}\n", r
+            seen.append(r["sandbox"]["warm"]["worker_jobs"])
+        assert max(seen) <= 3, seen
+
+
+@pytest.mark.parametrize("lang,code", [("python", "print(1)"), ("shell", "echo 1"), ("sage", "print(1)")])
+def test_sagebox_run_uses_a_warm_worker(lang, code):
+    from conftest import sagebox_run
+    res, p = sagebox_run(code, lang, args=("--backend", "native"))
+    assert res["ok"] and res["stdout"] == "1\n" and res["sandbox"]["isolation"] == "warm", res
