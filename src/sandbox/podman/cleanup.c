@@ -51,14 +51,15 @@ int pm_remove(const char *exe, enum pm_engine eng, const char *name)
 		struct pm_out o;
 		if (attempt > 0)
 			pm_kill_container(exe, eng, name);
-		int rc = pm_run(exe, eng == PM_DOCKER ? drm : prm, eng, PM_RM_TIMEOUT_MS, &o);
-		bool gone = rc == 0 || says_missing(o.err);
+		pm_run(exe, eng == PM_DOCKER ? drm : prm, eng, PM_RM_TIMEOUT_MS, &o);
 		pm_out_free(&o);
-		/* `run --rm` may be removing it at the same moment, and rm
-		 * then fails with "in state removing": look again. */
-		if (gone || !exists(exe, eng, name))
-			return 0;
-		usleep(200000);
+		/* rm may return while another process (conmon's cleanup for
+		 * `run --rm`) is still removing it: done only when it is gone. */
+		for (int i = 0; i < 30; i++) {
+			if (!exists(exe, eng, name))
+				return 0;
+			usleep(100000);
+		}
 	}
 	return exists(exe, eng, name) ? -1 : 0;
 }

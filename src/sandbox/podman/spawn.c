@@ -22,7 +22,19 @@ struct pm_priv {
 	bool reaped;  /* the client's pid is reaped: never signal it again */
 	bool killed;  /* kill() ran */
 	bool removed; /* the container is known to be gone */
+	int refs;     /* kill() calls in progress (under priv_lock) */
+	bool waited;  /* wait() is done with it; the last user frees it */
 };
+
+/* kill() may run on another thread than wait() (a pool shutting down
+ * while a job ends): priv is freed by whichever finishes last. */
+static pthread_mutex_t priv_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void priv_free(struct pm_priv *p)
+{
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+}
 
 /* The image's ID, cached like the engine info: one inspect per 30 s, not
  * per run. The container starts from the ID we inspected, so what we
@@ -121,7 +133,11 @@ fail:
 
 void pm_kill(struct sb_sandbox *sb)
 {
+	pthread_mutex_lock(&priv_lock);
 	struct pm_priv *p = sb->priv;
+	if (p)
+		p->refs++;
+	pthread_mutex_unlock(&priv_lock);
 	if (!p)
 		return;
 	pthread_mutex_lock(&p->lock);
@@ -132,16 +148,21 @@ void pm_kill(struct sb_sandbox *sb)
 	bool first = !p->killed;
 	p->killed = true;
 	pthread_mutex_unlock(&p->lock);
-	if (!first)
-		return;
-	/* Killing the client does not stop the container: conmon keeps it
-	 * running. Kill it and remove it by name. */
-	pm_kill_container(p->exe, p->eng, p->name);
-	if (pm_remove(p->exe, p->eng, p->name) == 0) {
-		pthread_mutex_lock(&p->lock);
-		p->removed = true;
-		pthread_mutex_unlock(&p->lock);
+	if (first) {
+		/* Killing the client does not stop the container: conmon
+		 * keeps it running. Kill it and remove it by name. */
+		pm_kill_container(p->exe, p->eng, p->name);
+		if (pm_remove(p->exe, p->eng, p->name) == 0) {
+			pthread_mutex_lock(&p->lock);
+			p->removed = true;
+			pthread_mutex_unlock(&p->lock);
+		}
 	}
+	pthread_mutex_lock(&priv_lock);
+	bool last = --p->refs == 0 && p->waited;
+	pthread_mutex_unlock(&priv_lock);
+	if (last)
+		priv_free(p);
 }
 
 int pm_wait(struct sb_sandbox *sb, struct sb_exit *ex, struct sb_error *err)
@@ -185,9 +206,13 @@ int pm_wait(struct sb_sandbox *sb, struct sb_exit *ex, struct sb_error *err)
 		ret = sb_fail(err, "container %s could not be removed", p->name);
 		sb_hint(err, "remove it by hand: %s rm -f %s", p->exe, p->name);
 	}
-	pthread_mutex_destroy(&p->lock);
-	free(p);
+	pthread_mutex_lock(&priv_lock);
 	sb->priv = NULL;
+	p->waited = true;
+	bool last = p->refs == 0;
+	pthread_mutex_unlock(&priv_lock);
+	if (last)
+		priv_free(p);
 	return ret;
 }
 
