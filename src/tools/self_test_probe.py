@@ -1,7 +1,8 @@
 # The self-test probe: runs INSIDE the sandbox (any backend) and checks from
 # there what the sandbox promises. The host prepends EXPECT = {...} (the
-# backend's own `enforced` report) and MEMORY_BYTES. Prints one JSON line:
-# a list of {"name", "ok", "detail"}. A check that fails on a backend that
+# backend's own `enforced` report), HOST = {"home": ...} and MEMORY_BYTES.
+# Prints one JSON line: a list of {"name", "ok", "detail"}; ok is null for a
+# check that does not apply to the backend. A check that fails on a backend that
 # does not isolate (host) is reported as failing: that is the truth.
 import ctypes
 import errno
@@ -15,7 +16,7 @@ checks = []
 
 
 def check(name, ok, detail):
-    checks.append({"name": name, "ok": bool(ok), "detail": detail})
+    checks.append({"name": name, "ok": None if ok is None else bool(ok), "detail": detail})
 
 
 def status_fields():
@@ -38,13 +39,17 @@ def errname(e):
 
 st = status_fields()
 
-# identity
+# identity: our uid, and the host uid it maps to (the uid_map line that
+# covers it; without a user namespace the map is the identity)
 uid = os.getuid()
+host_uid = "?"
 try:
-    outside = open("/proc/self/uid_map").read().split()
-    host_uid = outside[1] if len(outside) >= 3 else "?"
-except OSError:
-    host_uid = "?"
+    for line in open("/proc/self/uid_map"):
+        inside, outside, count = (int(x) for x in line.split())
+        if inside <= uid < inside + count:
+            host_uid = str(outside + uid - inside)
+except (OSError, ValueError):
+    pass
 check("uid is not root", uid != 0 and host_uid not in ("0", "?"),
       f"uid {uid} inside, host uid {host_uid} (from /proc/self/uid_map)")
 
@@ -62,9 +67,24 @@ e1 = ctypes.get_errno()
 ctypes.set_errno(0)
 rc2 = libc.syscall(16, w, 0xFFFFFFFF00005412, 0, 0)
 e2 = ctypes.get_errno()
-check("namespace and TIOCSTI calls refused", rc1 < 0 and e1 == errno.EPERM and rc2 < 0 and e2 == errno.EPERM,
+# TIOCSTI is harmless where no terminal is reachable at all (a container
+# with pipes for stdio and no controlling tty): ENOTTY then counts too.
+def terminal_reachable():
+    if any(os.isatty(fd) for fd in (0, 1, 2)):
+        return True
+    try:
+        os.close(os.open("/dev/tty", os.O_RDWR))
+        return True
+    except OSError:
+        return False
+
+
+tty = terminal_reachable()
+tiocsti_ok = rc2 < 0 and (e2 == errno.EPERM or (e2 == errno.ENOTTY and not tty))
+check("namespace and TIOCSTI calls refused", rc1 < 0 and e1 == errno.EPERM and tiocsti_ok,
       f"unshare(CLONE_NEWUSER): {'ok' if rc1 >= 0 else errname(e1)}, "
-      f"ioctl(TIOCSTI|0xffffffff00000000): {'ok' if rc2 >= 0 else errname(e2)}")
+      f"ioctl(TIOCSTI|0xffffffff00000000): {'ok' if rc2 >= 0 else errname(e2)}"
+      f"{'' if tty else ' (no terminal reachable)'}")
 
 # network
 reached = []
@@ -82,9 +102,14 @@ ifaces = sorted(n for _, n in socket.if_nameindex())
 check("no network", not reached and ifaces == ["lo"],
       f"interfaces {ifaces}; reached {reached or 'nothing'}")
 
-# private host files
+# private host files: the host's shadow file, root's home and the home of
+# the user who started sagebox (HOST["home"]) are not readable here. A
+# container image may have its own /home: only the host's paths count.
 visible = []
-for p in ("/etc/shadow", "/home", "/root"):
+host_paths = ["/etc/shadow", "/root"]
+if HOST.get("home") not in (None, "", "/", "/tmp", "/root"):
+    host_paths.append(HOST["home"])
+for p in host_paths:
     try:
         if os.path.isdir(p):
             os.listdir(p)
@@ -95,7 +120,7 @@ for p in ("/etc/shadow", "/home", "/root"):
     except OSError:
         pass
 check("host secrets invisible", not visible, "visible: " + ", ".join(visible) if visible
-      else "/etc/shadow, /home, /root absent or unreadable")
+      else ", ".join(host_paths) + ": absent or unreadable")
 
 # read-only system, writable /tmp
 # (No remount attempt here: on the host backend, as root, it would work.)
@@ -131,7 +156,8 @@ check("own pid namespace", os.path.exists("/proc/1") and not others and len(pids
       f"{len(pids)} processes visible" + (f", {len(others)} of other users" if others else ", all the sandbox's"))
 
 # memory limit: a child allocating past it must fail or be killed
-claimed = (EXPECT.get("memory") or {}).get("enforced_by")
+mem_claim = EXPECT.get("memory") or (EXPECT.get("limits") or {}).get("memory") or {}
+claimed = mem_claim.get("enforced_by")
 t0 = time.monotonic()
 pid = os.fork()
 if pid == 0:
@@ -157,7 +183,11 @@ else:
 # Landlock: does what the backend claims hold?
 ll = EXPECT.get("landlock") or {}
 abi = ll.get("abi") or 0
-if not ll.get("enforced"):
+if "landlock" not in EXPECT and EXPECT.get("backend") in ("podman", "docker"):
+    # Not part of this backend's design: the container's own isolation
+    # (namespaces, seccomp, read-only root) stands in its place.
+    check("landlock", None, f"not used by the {EXPECT['backend']} backend")
+elif not ll.get("enforced"):
     check("landlock", False, "not enforced by this backend" if not ll
           else "not enforced: " + str(ll.get("note", "")))
 else:
