@@ -377,7 +377,8 @@ class _Worker:
         run_cell("_sb = 1\n_sb\n", python_globals())
         import builtins
         builtins.__dict__.pop("_", None)  # as in a fresh interpreter
-        self._freeze()
+        import gc
+        gc.freeze()  # (a full collection waits for the first idle moment)
         self.ch.send({"type": "ready", "pid": os.getpid(), "kind": self.kind,
                       "python": sys.version.split()[0], "sage": sage_version,
                       "import_error": self.import_error is not None,
@@ -465,9 +466,10 @@ class _Worker:
         return 0
 
     # -- the spare: the next job's child, forked and set up ahead of time
-    def _fork_spare(self):
+    def _fork_spare(self, job_waiting=False):
         """Fork the child the next job will run in, off the job's critical
-        path: it sets itself up and waits for its job on a private pipe."""
+        path: it sets itself up and waits for its job on a private pipe.
+        job_waiting: a job is already here (no time to pre-touch)."""
         fds = {}
         for name in ("job", "out", "err"):
             r, w = os.pipe2(os.O_CLOEXEC)
@@ -481,7 +483,7 @@ class _Worker:
         pid = os.fork()
         if pid == 0:
             keep = (fds["job"][0], fds["out"][1], fds["err"][1])
-            self._child(work, keep, [fd for fd in self.private if fd not in keep])
+            self._child(work, keep, [fd for fd in self.private if fd not in keep], job_waiting)
         for name in ("job", "out", "err"):
             self._close(fds[name][1] if name != "job" else fds[name][0])
         return {"pid": pid, "job_w": fds["job"][1], "out_r": fds["out"][0],
@@ -517,7 +519,7 @@ class _Worker:
             self._drop_spare()
             sp = None
         if sp is None:
-            sp = self._fork_spare()
+            sp = self._fork_spare(job_waiting=True)
         self.spare = None
         try:
             os.kill(sp["pid"], signal.SIGCONT)
@@ -784,7 +786,7 @@ class _Worker:
                     ctl(ipc_id, 0, None)
 
     # -- the child: becomes the job
-    def _child(self, work, keep, close):
+    def _child(self, work, keep, close, job_waiting=False):
         import signal
         job_r, out_w, err_w = keep
         status = 1
@@ -806,7 +808,8 @@ class _Worker:
             except OSError:
                 pass
             self._child_scope()
-            self._pretouch()
+            if not job_waiting:
+                self._pretouch()
             self._reseed()
             try:
                 hdr, code = _Channel(job_r, -1).recv()

@@ -14,11 +14,12 @@ TOOLS = {"sage": "run_sagemath", "python": "run_python", "shell": "run_shell"}
 
 
 class MCP:
-    def __init__(self, binary, args=(), env=None):
+    def __init__(self, binary, args=(), env=None, prefix=()):
+        """prefix: a command the server runs under (e.g. runuser ... env -i)."""
         e = dict(os.environ)
         e.update(env or {})
-        self.proc = subprocess.Popen([binary, "mcp", *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, env=e)
+        self.proc = subprocess.Popen([*prefix, binary, "mcp", *args], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e)
         self.started = time.monotonic()
         self.lock = threading.Lock()
         self.cv = threading.Condition(self.lock)
