@@ -8,7 +8,7 @@
 #   python3 -I -c <this source> worker KIND SHELL OWN_PIDNS WARM_BUDGET_MIB
 #       A warm worker (KIND sage or python): import once, then fork one
 #       child per job, speaking the framed protocol on stdin/stdout (see
-#       run_worker below and docs/worker-protocol.md).
+#       run_worker below and docs/WARM.md).
 #
 # Sage code is preparsed as `sage -q file.sage` does (R.<x> = QQ[] works).
 # When the last statement of a Sage or Python cell is a bare expression, its
