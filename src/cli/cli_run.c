@@ -71,9 +71,11 @@ static int read_code(const char *path, struct sb_buf *code)
 
 static void print_plain(const struct sb_result *res)
 {
-	fwrite(res->out.data, 1, res->out.len, stdout);
+	if (res->out.data)
+		fwrite(res->out.data, 1, res->out.len, stdout);
 	fflush(stdout);
-	fwrite(res->err.data, 1, res->err.len, stderr);
+	if (res->err.data)
+		fwrite(res->err.data, 1, res->err.len, stderr);
 	char verdict[1200];
 	sb_result_verdict(res, verdict, sizeof verdict);
 	if (res->internal_error) {
