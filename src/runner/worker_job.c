@@ -261,7 +261,7 @@ static json_t *sandbox_json(const struct sb_worker *w)
 	json_t *mem = json_object_get(o, "memory");
 	json_t *lim = json_object_get(json_object_get(o, "limits"), "memory");
 	if (json_is_object(mem) && json_object_get(mem, "limit")) {
-		json_object_set_new(mem, "worker_sandbox_limit", json_object_get(mem, "limit") ? json_copy(json_object_get(mem, "limit")) : json_null());
+		json_object_set_new(mem, "worker_sandbox_limit", json_copy(json_object_get(mem, "limit")));
 		json_object_set_new(mem, "limit", json_string(job_mem));
 		json_object_set_new(mem, "warm_note", json_string(note));
 	} else if (json_is_object(lim) && json_object_get(lim, "value")) {

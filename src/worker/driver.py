@@ -344,7 +344,7 @@ class _Worker:
         self.glb = None
         self.import_error = None
         self.dirty = None
-        self.spare = None
+        self.spares = []  # pre-forked children, oldest first
         self.job_work = None
         self.warmups = list(SAGE_WARMUPS) if kind == "sage" else []
 
@@ -426,7 +426,7 @@ class _Worker:
 
     def _warm_one(self):
         src = self.warmups.pop(0)
-        self._drop_spare()  # forked before this warm-up: it would miss it
+        self._drop_spares()  # forked before this warm-up: they would miss it
         if self.glb is None or _status_kib("VmRSS") > self.warm_budget_kib * 3 // 4:
             self.warmups = []
             return
@@ -450,8 +450,14 @@ class _Worker:
                 if not r:
                     self._warm_one()
                     continue
-            elif self.spare is None:
-                self.spare = self._fork_spare()
+            elif not self.spares:
+                # One spare, forked after the job before it is gone (so no
+                # job ever runs beside a waiting spare) and off the next
+                # job's critical path. (A second spare measured no faster
+                # for calls back to back: they are CPU-bound by fork,
+                # teardown and copy-on-write, not by waiting.)
+                self.spares.append(self._fork_spare())
+                continue
             try:
                 hdr, payload = self.ch.recv()
             except EOFError:
@@ -492,40 +498,44 @@ class _Worker:
     def _spare_fds(self, sp):
         return [sp[k] for k in ("job_w", "out_r", "err_r") if sp[k] >= 0]
 
-    def _drop_spare(self):
+    def _drop_spare(self, sp):
         import signal
-        sp, self.spare = self.spare, None
-        if sp is None:
-            return
+        self.spares.remove(sp)
         for fd in self._spare_fds(sp):
             self._close(fd)
-        try:
-            os.kill(sp["pid"], signal.SIGKILL)
-            os.waitpid(sp["pid"], 0)
-        except (ProcessLookupError, ChildProcessError):
-            pass
+        pid = sp["pid"]
+        if pid > 0 and pid not in self.reaped:  # never kill(-1) or kill(0)
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+        self.reaped.pop(pid, None)
         if not self.sandboxed:
             _remove(sp["work"])
 
+    def _drop_spares(self):
+        for sp in list(self.spares):
+            self._drop_spare(sp)
+
     def _take_spare(self):
-        """The spare, alive and not stopped (an earlier job may have sent
-        it a signal where Landlock cannot scope signals), or a new one."""
+        """The oldest spare that is alive, not exiting and not stopped (a
+        job may have signalled it where Landlock cannot scope signals), or
+        a new one."""
         import signal
         self._reap()
-        sp = self.spare
-        if sp is not None and sp["pid"] in self.reaped:
-            self.reaped.pop(sp["pid"])
-            sp["pid"] = -1
-            self._drop_spare()
-            sp = None
-        if sp is None:
-            sp = self._fork_spare(job_waiting=True)
-        self.spare = None
-        try:
-            os.kill(sp["pid"], signal.SIGCONT)
-        except ProcessLookupError:
-            pass
-        return sp
+        while self.spares:
+            sp = self.spares[0]
+            if sp["pid"] in self.reaped or _exiting_status(sp["pid"], tries=1) is not None:
+                self._drop_spare(sp)
+                continue
+            self.spares.pop(0)
+            try:
+                os.kill(sp["pid"], signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+            return sp
+        return self._fork_spare(job_waiting=True)
 
     # -- one job
     def _job(self, hdr, code):
@@ -556,7 +566,7 @@ class _Worker:
             trace["handed"] = round((time.monotonic() - t0) * 1000, 2)
         # The next job's child is forked after this one ended (serve), so
         # that it does not compete with this job for the sandbox's CPU.
-        keep = ()
+        keep = tuple(sp["pid"] for sp in self.spares)  # (none: see serve)
         streams = {sp["out_r"]: "stdout", sp["err_r"]: "stderr"}
         totals = dict.fromkeys(streams, 0)
         status = None
@@ -885,9 +895,7 @@ class _Worker:
         worker that died."""
         import ctypes
         sc = self.libc.syscall
-        sc.restype = ctypes.c_long
-        abi = sc(ctypes.c_long(SYS_LANDLOCK_CREATE_RULESET), None, ctypes.c_size_t(0), ctypes.c_uint(1))
-        if abi < 6:
+        if _landlock_abi(self.libc) < 6:
             return
         attr = (ctypes.c_uint64 * 3)(0, 0, LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL)
         fd = sc(ctypes.c_long(SYS_LANDLOCK_CREATE_RULESET), ctypes.byref(attr),
@@ -921,6 +929,13 @@ class _Worker:
             glb = python_globals()
             src = code
         return run_cell(src, glb)
+
+
+def _landlock_abi(libc):
+    import ctypes
+    sc = libc.syscall
+    sc.restype = ctypes.c_long
+    return sc(ctypes.c_long(SYS_LANDLOCK_CREATE_RULESET), None, ctypes.c_size_t(0), ctypes.c_uint(1))
 
 
 def _child_exit(status):
