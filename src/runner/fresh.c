@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "runner/capture.h"
+#include "runner/progress.h"
 #include "runner/command.h"
 #include "util/clock.h"
 #include "util/fd.h"
@@ -41,21 +42,7 @@ static void kill_sandbox(struct supervise *s)
 
 static void report_progress(struct supervise *s, uint64_t now)
 {
-	const struct sb_run_hooks *h = s->hooks;
-	if (!h || !h->progress || now < s->next_progress)
-		return;
-	s->next_progress = now + (h->progress_interval_ms ? h->progress_interval_ms : 2000);
-	size_t tl = 0;
-	char *tail = sb_capture_tail_copy(&s->out, 2048, &tl);
-	struct sb_progress p = {
-		.elapsed_ms = now - s->start,
-		.stdout_bytes = s->out.total,
-		.stderr_bytes = s->err.total,
-		.stdout_tail = tail ? tail : "",
-		.stdout_tail_len = tail ? tl : 0,
-	};
-	h->progress(h->ctx, &p);
-	free(tail);
+	sb_progress_maybe_report(s->hooks, &s->next_progress, s->start, now, &s->out, &s->err);
 }
 
 /* Drain one readable pipe; returns 1 at EOF. */

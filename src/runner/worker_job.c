@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "runner/capture.h"
+#include "runner/progress.h"
 #include "runner/fresh.h"
 #include "runner/worker.h"
 #include "util/clock.h"
@@ -143,21 +144,7 @@ static void on_frame(struct wjob *j, const struct sb_wp_frame *f)
 
 static void report_progress(struct wjob *j, uint64_t now)
 {
-	const struct sb_run_hooks *h = j->hooks;
-	if (!h || !h->progress || now < j->next_progress)
-		return;
-	j->next_progress = now + (h->progress_interval_ms ? h->progress_interval_ms : 2000);
-	size_t tl = 0;
-	char *tail = sb_capture_tail_copy(&j->out, 2048, &tl);
-	struct sb_progress p = {
-		.elapsed_ms = now - j->start,
-		.stdout_bytes = j->out.total,
-		.stderr_bytes = j->err.total,
-		.stdout_tail = tail ? tail : "",
-		.stdout_tail_len = tail ? tl : 0,
-	};
-	h->progress(h->ctx, &p);
-	free(tail);
+	sb_progress_maybe_report(j->hooks, &j->next_progress, j->start, now, &j->out, &j->err);
 }
 
 static void flush_tx(struct wjob *j)

@@ -27,25 +27,6 @@ static struct {
 	struct pm_info info;
 } cache;
 
-static const char *jstr(json_t *o, const char *path)
-{
-	/* path: "a.b.c" */
-	char key[64];
-	const char *p = path;
-	while (o && *p) {
-		size_t n = strcspn(p, ".");
-		if (n >= sizeof key)
-			return NULL;
-		memcpy(key, p, n);
-		key[n] = '\0';
-		o = json_object_get(o, key);
-		p += n;
-		if (*p == '.')
-			p++;
-	}
-	return json_is_string(o) ? json_string_value(o) : NULL;
-}
-
 static json_t *jget(json_t *o, const char *path)
 {
 	char key[64];
@@ -62,6 +43,12 @@ static json_t *jget(json_t *o, const char *path)
 			p++;
 	}
 	return o;
+}
+
+static const char *jstr(json_t *o, const char *path)
+{
+	json_t *v = jget(o, path);
+	return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
 static void copy(char *dst, size_t n, const char *src)
