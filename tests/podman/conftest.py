@@ -116,11 +116,20 @@ def wait_for(pred, timeout=60, step=0.2):
 
 
 def children(pid):
+    """Children of every thread of pid: a warm worker is spawned from a
+    pool thread, and /proc/PID/task/TID/children lists only TID's own."""
+    out = []
     try:
-        with open(f"/proc/{pid}/task/{pid}/children") as f:
-            return [int(x) for x in f.read().split()]
+        tids = os.listdir(f"/proc/{pid}/task")
     except OSError:
-        return []
+        return out
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                out += [int(x) for x in f.read().split()]
+        except OSError:
+            pass
+    return out
 
 
 def descendants(pid):
