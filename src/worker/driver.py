@@ -136,13 +136,23 @@ def run_once(lang, shell):
     os.dup2(devnull, 0)
     os.close(devnull)
     prepare_dirs()
+    return run_code(lang, code, shell, sage_globals)
+
+
+def run_code(lang, code, shell, make_sage_globals):
+    """Run one job's code in this process, the same way in once mode and in
+    a warm worker's child: a shell script is exec'd from the work dir; Sage
+    is preparsed and run in make_sage_globals() (None: cannot, exit 1);
+    Python runs in fresh globals."""
     if lang == "shell":
         path = os.path.join(os.getcwd(), ".sagebox-script.sh")
         with open(path, "w", encoding="utf-8") as f:
             f.write(code)
         os.execv(shell, [shell, path])
     if lang == "sage":
-        glb = sage_globals()
+        glb = make_sage_globals()
+        if glb is None:
+            return 1
         try:
             src = sage_preparse(code)
         except Exception:
@@ -906,29 +916,16 @@ class _Worker:
         os.close(fd)
 
     def _child_run(self, lang, code):
-        if lang == "shell":
-            path = os.path.join(os.getcwd(), ".sagebox-script.sh")
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(code)
-            os.execv(self.shell, [self.shell, path])
-        if lang == "sage":
+        def sage_glb():
             if self.import_error is not None:
                 sys.stderr.write(self.import_error)
-                return 1
+                return None
             if self.glb is not None:
-                glb = dict(self.glb)
-            else:
-                glb = sage_globals()
-                self._reseed()
-            try:
-                src = sage_preparse(code)
-            except Exception:
-                _print_user_traceback()
-                return 1
-        else:
-            glb = python_globals()
-            src = code
-        return run_cell(src, glb)
+                return dict(self.glb)  # a copy of the pristine namespace
+            glb = sage_globals()
+            self._reseed()
+            return glb
+        return run_code(lang, code, self.shell, sage_glb)
 
 
 def _landlock_abi(libc):
