@@ -27,6 +27,12 @@ bool sb_result_ok(const struct sb_result *r)
 	       !r->cancelled && r->signal == 0 && r->exit_code == 0;
 }
 
+void sb_result_forget_own_kill(struct sb_result *r)
+{
+	if ((r->timed_out || r->output_limit_exceeded || r->cancelled) && r->signal == SIGKILL)
+		r->signal = 0;
+}
+
 int sb_result_exit_status(const struct sb_result *r)
 {
 	if (r->internal_error)

@@ -35,6 +35,9 @@ void sb_result_init(struct sb_result *r);
 void sb_result_free(struct sb_result *r);
 /* ok: exited 0, not timed out, no output overflow, no internal error. */
 bool sb_result_ok(const struct sb_result *r);
+/* A SIGKILL the runner sent itself (timeout, flood, cancel) is its
+ * verdict, not a signal the code died of: clear it. */
+void sb_result_forget_own_kill(struct sb_result *r);
 /* The process exit status `sagebox run` should use: the code's own status,
  * 128+signal when killed by one, 124 on timeout, 125 on sandbox failure. */
 int sb_result_exit_status(const struct sb_result *r);

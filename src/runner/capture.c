@@ -123,3 +123,24 @@ int sb_capture_finish(const struct sb_capture *c, struct sb_stream *out)
 	out->total_bytes = c->total;
 	return out->data ? 0 : -1;
 }
+
+int sb_captures_init(struct sb_capture *out, struct sb_capture *err, size_t cap)
+{
+	if (sb_capture_init(out, "stdout", cap) == 0 && sb_capture_init(err, "stderr", cap) == 0)
+		return 0;
+	sb_captures_free(out, err);
+	return -1;
+}
+
+void sb_captures_free(struct sb_capture *out, struct sb_capture *err)
+{
+	sb_capture_free(out);
+	sb_capture_free(err);
+}
+
+void sb_captures_finish(struct sb_capture *out, struct sb_capture *err, struct sb_result *res)
+{
+	if ((sb_capture_finish(out, &res->out) || sb_capture_finish(err, &res->err)) && !res->internal_error)
+		res->internal_error = strdup("out of memory while collecting output");
+	sb_captures_free(out, err);
+}

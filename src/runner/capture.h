@@ -32,4 +32,11 @@ char *sb_capture_tail_copy(const struct sb_capture *c, size_t n, size_t *len);
 /* Fill a result stream: head, marker, tail; invalid UTF-8 replaced. */
 int sb_capture_finish(const struct sb_capture *c, struct sb_stream *out);
 
+/* A job's two streams under one cap. On failure neither is allocated. */
+int sb_captures_init(struct sb_capture *out, struct sb_capture *err, size_t cap);
+void sb_captures_free(struct sb_capture *out, struct sb_capture *err);
+/* Fill res->out and res->err (an internal error when memory runs out),
+ * then free both captures. */
+void sb_captures_finish(struct sb_capture *out, struct sb_capture *err, struct sb_result *res);
+
 #endif

@@ -156,15 +156,10 @@ int sb_run_fresh(const struct sb_config *cfg, const struct sb_backend *be, const
 	struct sb_error err = {0};
 	struct supervise s = {.sb = &sb, .job = job, .hooks = hooks, .pidfd = -1};
 
-	res->max_bytes_per_stream = job->limits.output_bytes;
-	res->timeout_s = job->limits.timeout_s;
 	s.start = sb_now_ms();
 	s.deadline = s.start + (uint64_t)job->limits.timeout_s * 1000;
 	s.next_progress = s.start + (hooks && hooks->progress_interval_ms ? hooks->progress_interval_ms : 2000);
-	if (sb_capture_init(&s.out, "stdout", job->limits.output_bytes) ||
-	    sb_capture_init(&s.err, "stderr", job->limits.output_bytes)) {
-		sb_capture_free(&s.out);
-		sb_capture_free(&s.err);
+	if (sb_captures_init(&s.out, &s.err, job->limits.output_bytes)) {
 		res->internal_error = strdup("out of memory");
 		return 0;
 	}
@@ -194,15 +189,8 @@ int sb_run_fresh(const struct sb_config *cfg, const struct sb_backend *be, const
 	res->timed_out = s.timed_out;
 	res->output_limit_exceeded = s.flooded;
 	res->cancelled = s.cancelled;
-	/* A kill we caused is our verdict, not the code's signal. */
-	if ((s.timed_out || s.flooded || s.cancelled) && res->signal == SIGKILL)
-		res->signal = 0;
-	if (sb_capture_finish(&s.out, &res->out) || sb_capture_finish(&s.err, &res->err)) {
-		if (!res->internal_error)
-			res->internal_error = strdup("out of memory while collecting output");
-	}
-	sb_capture_free(&s.out);
-	sb_capture_free(&s.err);
+	sb_result_forget_own_kill(res);
+	sb_captures_finish(&s.out, &s.err, res);
 	res->duration_ms = sb_now_ms() - s.start;
 	return 0;
 }

@@ -60,12 +60,12 @@ int sb_runner_run(struct sb_runner *r, const struct sb_job *job, const struct sb
 		  struct sb_result *res)
 {
 	sb_result_init(res);
+	res->timeout_s = job->limits.timeout_s;
+	res->max_bytes_per_stream = job->limits.output_bytes;
 	if (!r->backend) {
 		res->internal_error = strdup(r->backend_err.msg);
 		if (r->backend_err.hint[0])
 			res->hint = strdup(r->backend_err.hint);
-		res->timeout_s = job->limits.timeout_s;
-		res->max_bytes_per_stream = job->limits.output_bytes;
 		return 0;
 	}
 	int rc = r->pool ? sb_run_warm(r->pool, job, hooks, res) : sb_run_fresh(&r->cfg, r->backend, job, hooks, res);

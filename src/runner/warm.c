@@ -13,8 +13,6 @@ int sb_run_warm(struct sb_pool *pool, const struct sb_job *job, const struct sb_
 		struct sb_result *res)
 {
 	uint64_t start = sb_now_ms();
-	res->max_bytes_per_stream = job->limits.output_bytes;
-	res->timeout_s = job->limits.timeout_s;
 	int cancel_fd = hooks ? hooks->cancel_fd : -1;
 	for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
 		bool cancelled = false;

@@ -271,10 +271,7 @@ enum sb_wrun sb_worker_run(struct sb_worker *w, const struct sb_job *job, const 
 	j.start = sb_now_ms();
 	j.deadline = j.start + (uint64_t)job->limits.timeout_s * 1000 + HOST_GRACE_MS;
 	j.next_progress = j.start + (hooks && hooks->progress_interval_ms ? hooks->progress_interval_ms : 2000);
-	if (sb_capture_init(&j.out, "stdout", job->limits.output_bytes) ||
-	    sb_capture_init(&j.err, "stderr", job->limits.output_bytes)) {
-		sb_capture_free(&j.out);
-		sb_capture_free(&j.err);
+	if (sb_captures_init(&j.out, &j.err, job->limits.output_bytes)) {
 		res->internal_error = strdup("out of memory");
 		return SB_WRUN_OK;
 	}
@@ -313,18 +310,13 @@ enum sb_wrun sb_worker_run(struct sb_worker *w, const struct sb_job *job, const 
 		if (!j.timed_out && !j.cancelled && !j.flooded)
 			res->internal_error = strdup(j.broken[0] ? j.broken : "the warm worker stopped answering");
 	}
-	/* A kill we caused is our verdict, not the code's signal. */
-	if ((res->timed_out || res->output_limit_exceeded || res->cancelled) && res->signal == SIGKILL)
-		res->signal = 0;
+	sb_result_forget_own_kill(res);
 	if (rc != SB_WRUN_RETRY) {
-		if (sb_capture_finish(&j.out, &res->out) || sb_capture_finish(&j.err, &res->err)) {
-			if (!res->internal_error)
-				res->internal_error = strdup("out of memory while collecting output");
-		}
+		sb_captures_finish(&j.out, &j.err, res);
 		res->sandbox = sandbox_json(w);
+	} else {
+		sb_captures_free(&j.out, &j.err);
 	}
-	sb_capture_free(&j.out);
-	sb_capture_free(&j.err);
 	sb_buf_free(&j.tx);
 	return rc;
 }
