@@ -8,6 +8,9 @@ import sys
 
 import pytest
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from hostproc import host_pids_with  # noqa: E402,F401
+
 BIN = os.environ.get("SAGEBOX_BIN", "/work/main/build/sagebox")
 
 
@@ -47,22 +50,6 @@ def run_json(code, **kw):
         return json.loads(r.out), r
     except json.JSONDecodeError:
         pytest.fail(f"no JSON result: {r!r}")
-
-
-def host_pids_with(marker):
-    """Host processes whose command line contains marker."""
-    found = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit() or int(pid) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if marker in cmdline:
-            found.append(int(pid))
-    return found
 
 
 @pytest.fixture(scope="session", autouse=True)

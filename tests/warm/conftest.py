@@ -13,6 +13,8 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from mcpclient import MCP  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from hostproc import host_pids_with  # noqa: E402,F401
 
 BIN = os.path.abspath(os.environ.get("SAGEBOX_BIN", os.path.join(HERE, "../../build/sagebox")))
 FACTOR = "R.<x> = QQ[]\nprint(factor(x^4 - 1))\n"
@@ -47,20 +49,6 @@ def sagebox_run(code, lang="python", args=(), timeout=120, extra_env=None):
         return json.loads(p.stdout), p
     except json.JSONDecodeError:
         pytest.fail(f"no JSON from sagebox run: rc={p.returncode} stderr={p.stderr[-2000:]!r}")
-
-
-def host_pids_with(marker):
-    found = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit() or int(pid) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if marker.encode() in f.read():
-                    found.append(int(pid))
-        except OSError:
-            pass
-    return found
 
 
 def worker_host_pid(kind):

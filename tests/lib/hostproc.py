@@ -1,0 +1,18 @@
+"""Helpers shared by the test suites that look at host processes."""
+import os
+
+
+def host_pids_with(marker):
+    """Host processes whose command line contains marker."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker in cmdline:
+            found.append(int(pid))
+    return found
