@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/exit_status.h"
 #include "cli/cli.h"
 #include "config/config.h"
 
@@ -35,7 +36,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (argc < 2) {
 		usage(stderr);
-		return 2;
+		return SB_EXIT_USAGE;
 	}
 	const char *cmd = argv[1];
 	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
@@ -62,5 +63,5 @@ int main(int argc, char **argv)
 		return sb_cli_image(argc - 1, argv + 1);
 	fprintf(stderr, "sagebox: unknown command '%s'\n\n", cmd);
 	usage(stderr);
-	return 2;
+	return SB_EXIT_USAGE;
 }

@@ -1,6 +1,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/exit_status.h"
 #include "cli/cli.h"
 
 extern char **environ;

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/exit_status.h"
 #include "cli/cli.h"
 #include "sandbox/podman/podman.h"
 
@@ -326,7 +327,7 @@ static int build(const struct sb_config *cfg, enum pm_engine eng, const char *ta
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) < 0) {
 		perror("sagebox: pipe");
-		return 1;
+		return SB_EXIT_FAILURE;
 	}
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
@@ -351,7 +352,7 @@ static int build(const struct sb_config *cfg, enum pm_engine eng, const char *ta
 		close(p[0]);
 		close(p[1]);
 		posix_spawnattr_destroy(&attr);
-		return 1;
+		return SB_EXIT_FAILURE;
 	}
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, p[0], 0);
@@ -364,7 +365,7 @@ static int build(const struct sb_config *cfg, enum pm_engine eng, const char *ta
 		fprintf(stderr, "sagebox: cannot start %s: %s\n", exe, strerror(rc));
 		kill(mm_pid, SIGTERM);
 		wait_status(mm_pid);
-		return 1;
+		return SB_EXIT_FAILURE;
 	}
 	int mm_st = wait_status(mm_pid);
 	int im_st = wait_status(im_pid);
@@ -379,7 +380,7 @@ static int build(const struct sb_config *cfg, enum pm_engine eng, const char *ta
 			fprintf(stderr, "sagebox: hint: mmdebstrap --mode=unshare needs this user's ranges in "
 					"/etc/subuid and /etc/subgid (sudo usermod --add-subuids 100000-165535 "
 					"--add-subgids 100000-165535 $USER) and the uidmap package\n");
-		return 1;
+		return SB_EXIT_FAILURE;
 	}
 
 	/* Does Sage start in it, the way sagebox runs it? */
@@ -399,14 +400,14 @@ static int build(const struct sb_config *cfg, enum pm_engine eng, const char *ta
 		fprintf(stderr, "sagebox: the new image does not run Sage (%s); removing it\n", d);
 		pm_out_free(&o);
 		run_quiet(exe, rmi, eng, 120000, false);
-		return 1;
+		return SB_EXIT_FAILURE;
 	}
 	pm_out_free(&o);
 
 	const char *tagv[] = {exe, "tag", tmp_tag, tag, NULL};
 	if (run_quiet(exe, tagv, eng, 60000, true) < 0) {
 		run_quiet(exe, rmi, eng, 120000, false);
-		return 1;
+		return SB_EXIT_FAILURE;
 	}
 	run_quiet(exe, rmi, eng, 120000, false); /* only untags: TAG keeps the image */
 
@@ -430,10 +431,10 @@ int sb_cli_image(int argc, char **argv)
 	char **rest = calloc((size_t)argc + 1, sizeof *rest);
 	int nrest = 0;
 	if (!rest)
-		return 1;
+		return SB_EXIT_FAILURE;
 	if (sb_cli_load_settings(argc, argv, &cfg, rest, &nrest) < 0) {
 		free(rest);
-		return 2;
+		return SB_EXIT_USAGE;
 	}
 	const char *tag = IMG_DEFAULT_TAG, *suite = IMG_DEFAULT_SUITE, *sub = NULL;
 	const char *user_mirrors[IMG_MAX_MIRRORS];
@@ -532,5 +533,5 @@ out:
 bad:
 	image_usage(stderr);
 	free(rest);
-	return 2;
+	return SB_EXIT_USAGE;
 }

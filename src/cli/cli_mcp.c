@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/exit_status.h"
 #include "cli/cli.h"
 #include "mcp/audit.h"
 #include "mcp/mcp.h"
@@ -77,7 +78,7 @@ int sb_cli_mcp(int argc, char **argv)
 	int nrest = 0;
 	if (!rest || sb_cli_load_settings(argc, argv, &cfg, rest, &nrest) < 0) {
 		free(rest);
-		return 2;
+		return SB_EXIT_USAGE;
 	}
 	for (int i = 1; i < nrest; i++) {
 		bool help = !strcmp(rest[i], "--help") || !strcmp(rest[i], "-h");
@@ -85,7 +86,7 @@ int sb_cli_mcp(int argc, char **argv)
 			fprintf(stderr, "sagebox mcp: unknown option '%s'\n\n", rest[i]);
 		usage(help ? stdout : stderr);
 		free(rest);
-		return help ? 0 : 2;
+		return help ? SB_EXIT_OK : SB_EXIT_USAGE;
 	}
 	free(rest);
 
@@ -94,12 +95,12 @@ int sb_cli_mcp(int argc, char **argv)
 	if (cfg.audit_log[0] && sb_audit_open(&audit, cfg.audit_log, &err) < 0) {
 		/* The user asked to see what the model runs: do not run unseen. */
 		sb_cli_print_error(&err);
-		return 1;
+		return SB_EXIT_FAILURE;
 	}
 
 	int in, out;
 	if (take_stdio(&in, &out) < 0)
-		return 1;
+		return SB_EXIT_FAILURE;
 	signal(SIGPIPE, SIG_IGN);
 
 	struct sb_runner *runner = sb_runner_new(&cfg, &err);

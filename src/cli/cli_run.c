@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/exit_status.h"
 #include "cli/cli.h"
 #include "core/job.h"
 #include "core/result.h"
@@ -97,7 +98,7 @@ int sb_cli_run(int argc, char **argv)
 	int nrest = 0;
 	if (!rest || sb_cli_load_settings(argc, argv, &cfg, rest, &nrest)) {
 		free(rest);
-		return 125;
+		return SB_EXIT_SANDBOX;
 	}
 	const char *lang_s = NULL, *path = NULL;
 	bool json = false, dashdash = false;
@@ -119,30 +120,30 @@ int sb_cli_run(int argc, char **argv)
 			fprintf(stderr, "sagebox: run: unknown option '%s'\n", a);
 			fprintf(stderr, "sagebox: hint: see 'sagebox run --help' and 'sagebox --help-settings'\n");
 			free(rest);
-			return 125;
+			return SB_EXIT_SANDBOX;
 		} else if (!path) {
 			path = a;
 		} else {
 			fprintf(stderr, "sagebox: run: more than one file given ('%s', '%s')\n", path, a);
 			free(rest);
-			return 125;
+			return SB_EXIT_SANDBOX;
 		}
 	}
 	free(rest);
 	if (!path) {
 		fprintf(stderr, "sagebox: run: no file given (use - for stdin)\n");
 		run_usage(stderr);
-		return 125;
+		return SB_EXIT_SANDBOX;
 	}
 	struct sb_job job = {.limits = cfg.limits};
 	job.lang = sb_lang_from_path(path);
 	if (lang_s && sb_lang_parse(lang_s, &job.lang)) {
 		fprintf(stderr, "sagebox: --lang: unknown language '%s' (allowed: sage, python, shell)\n", lang_s);
-		return 125;
+		return SB_EXIT_SANDBOX;
 	}
 	SB_AUTO_BUF code = {0};
 	if (read_code(path, &code))
-		return 125;
+		return SB_EXIT_SANDBOX;
 	job.code = code.data ? code.data : "";
 	job.code_len = code.len;
 
@@ -154,7 +155,7 @@ int sb_cli_run(int argc, char **argv)
 	struct sb_runner *runner = sb_runner_new(&cfg, &err);
 	if (!runner) {
 		sb_cli_print_error(&err);
-		return 125;
+		return SB_EXIT_SANDBOX;
 	}
 	struct sb_result res;
 	sb_runner_run(runner, &job, NULL, &res);

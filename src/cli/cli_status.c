@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/exit_status.h"
 #include "cli/cli.h"
 #include "runner/runner.h"
 #include "tools/self_test.h"
@@ -46,7 +47,7 @@ static int parse_common(int argc, char **argv, const char *name, struct sb_confi
 	int nrest = 0;
 	if (!rest || sb_cli_load_settings(argc, argv, cfg, rest, &nrest)) {
 		free(rest);
-		return 125;
+		return SB_EXIT_SANDBOX;
 	}
 	*json = false;
 	for (int i = 1; i < nrest; i++) {
@@ -60,7 +61,7 @@ static int parse_common(int argc, char **argv, const char *name, struct sb_confi
 			fprintf(stderr, "sagebox: %s: unknown option '%s' (see 'sagebox --help-settings')\n", name,
 				rest[i]);
 			free(rest);
-			return 2;
+			return SB_EXIT_USAGE;
 		}
 	}
 	free(rest);
@@ -91,7 +92,7 @@ static int report(int argc, char **argv, const char *name, json_t *(*make)(struc
 	struct sb_runner *r = sb_runner_new(&cfg, &err);
 	if (!r) {
 		sb_cli_print_error(&err);
-		return 125;
+		return SB_EXIT_SANDBOX;
 	}
 	json_t *o = make(r);
 	emit(o, json);

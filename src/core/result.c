@@ -1,3 +1,4 @@
+#include "core/exit_status.h"
 #include "core/result.h"
 
 #include <signal.h>
@@ -36,14 +37,14 @@ void sb_result_forget_own_kill(struct sb_result *r)
 int sb_result_exit_status(const struct sb_result *r)
 {
 	if (r->internal_error)
-		return 125;
+		return SB_EXIT_SANDBOX;
 	if (r->timed_out)
-		return 124;
+		return SB_EXIT_TIMEOUT;
 	if (r->signal)
-		return 128 + r->signal;
+		return SB_EXIT_SIGNAL_BASE + r->signal;
 	if (r->exit_code >= 0)
 		return r->exit_code;
-	return 125;
+	return SB_EXIT_SANDBOX;
 }
 
 static json_t *stream_string(const struct sb_stream *s)

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/exit_status.h"
 #include "sandbox/sandbox.h"
 #include "util/fd.h"
 
@@ -111,7 +112,7 @@ static int host_spawn(const struct sb_config *cfg, const struct sb_sandbox_req *
 		dup2(er[1], 2);
 		setsid(); /* own session and group: the kill reaches its children */
 		if (chdir(hp->dir))
-			_exit(125);
+			_exit(SB_EXIT_SANDBOX);
 		/* DATA bounds ordinary allocations at the limit; AS (all mappings,
 		 * shared ones too) gets room for Sage's libraries on top. */
 		setlim(RLIMIT_DATA, req->limits->memory_bytes);

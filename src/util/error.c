@@ -1,3 +1,4 @@
+#include "core/exit_status.h"
 #include "util/error.h"
 
 #include <errno.h>
@@ -74,7 +75,7 @@ static noreturn void vdie(int errnum, const char *fmt, va_list ap)
 	/* write(2), not stdio: this may run in a child between clone and exec. */
 	ssize_t w = write(STDERR_FILENO, buf, (size_t)n);
 	(void)w;
-	_exit(125);
+	_exit(SB_EXIT_SANDBOX);
 }
 
 noreturn void sb_die(const char *fmt, ...)

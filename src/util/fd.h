@@ -2,8 +2,20 @@
 #ifndef SAGEBOX_FD_H
 #define SAGEBOX_FD_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <sys/types.h>
+
+/* Evaluate a system call until it is not interrupted by a signal (glibc's
+ * TEMP_FAILURE_RETRY, which needs _GNU_SOURCE and unistd.h). */
+#define SB_RETRY_EINTR(expr)                                  \
+	({                                                     \
+		__typeof__(expr) sb_r_;                        \
+		do                                             \
+			sb_r_ = (expr);                        \
+		while (sb_r_ == -1 && errno == EINTR);         \
+		sb_r_;                                         \
+	})
 
 /* Write all of p; returns 0, or -1 with errno (EPIPE when the reader left). */
 int sb_write_all(int fd, const void *p, size_t n);

@@ -7,6 +7,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "core/exit_status.h"
 #include "sandbox/native/native.h"
 
 noreturn void nat_command_main(struct nat_plan *p)
@@ -18,7 +19,7 @@ noreturn void nat_command_main(struct nat_plan *p)
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
 		nat_child_fail("command", errno, "prctl(PR_SET_PDEATHSIG)");
 	if (getppid() != 1)
-		_exit(125);
+		_exit(SB_EXIT_SANDBOX);
 	/* A new session without a controlling terminal: the code cannot use
 	 * TIOCSTI on the caller's terminal to inject keystrokes. */
 	r->setsid = setsid() >= 0;

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/exit_status.h"
 #include "sandbox/native/native.h"
 
 static noreturn void reap(pid_t cmd)
@@ -25,7 +26,7 @@ static noreturn void reap(pid_t cmd)
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
-			_exit(125); /* ECHILD: the command is gone without a status */
+			_exit(SB_EXIT_SANDBOX); /* ECHILD: the command is gone without a status */
 		}
 		if (w != cmd)
 			continue; /* an orphan reparented to us: reaped, no zombie */
@@ -89,7 +90,7 @@ noreturn void nat_init_main(struct nat_plan *p, int alive_fd)
 		nat_child_fail("init", errno, "prctl(PR_SET_PDEATHSIG)");
 	struct pollfd pf = {.fd = alive_fd, .events = POLLIN};
 	if (poll(&pf, 1, 0) > 0 && (pf.revents & (POLLHUP | POLLERR)))
-		_exit(125);
+		_exit(SB_EXIT_SANDBOX);
 	close(alive_fd);
 	if (getpid() != 1)
 		nat_child_fail("init", 0, "init is not pid 1 of a new pid namespace");

@@ -82,7 +82,7 @@ _Static_assert(sizeof(struct nat_msg) <= 4096, "a record must be written atomica
 
 /* Write one record (a single write of < PIPE_BUF bytes: atomic). */
 void nat_report(int fd, const struct nat_msg *m);
-/* Report an error from a child and _exit(125). errno-style detail appended
+/* Report an error from a child and _exit(SB_EXIT_SANDBOX). errno-style detail appended
  * when errnum != 0. Async-signal-safe apart from vsnprintf into a stack
  * buffer. */
 noreturn void nat_child_fail(const char *stage, int errnum, const char *fmt, ...)

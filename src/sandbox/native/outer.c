@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/exit_status.h"
 #include "sandbox/native/native.h"
 
 /* Put the child's descriptors on fixed slots and close everything else the
@@ -25,11 +26,11 @@ static void arrange_fds(struct nat_plan *p)
 	for (int i = 0; i < 6; i++) {
 		high[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 64);
 		if (high[i] < 0)
-			_exit(125); /* cannot even report: the caller sees EOF */
+			_exit(SB_EXIT_SANDBOX); /* cannot even report: the caller sees EOF */
 	}
 	for (int i = 0; i < 6; i++)
 		if (dup3(high[i], i, i >= NAT_FD_REPORT ? O_CLOEXEC : 0) < 0)
-			_exit(125);
+			_exit(SB_EXIT_SANDBOX);
 	/* Every other fd is gone: the code can never reach the caller's. */
 	if (close_range(6, ~0U, 0) != 0)
 		for (int fd = 6; fd < 65536; fd++)
@@ -111,7 +112,7 @@ noreturn void nat_outer_main(struct nat_plan *p)
 		nat_child_fail("identity", errno, "cannot drop from root to uid %u", (unsigned)p->host_uid);
 	/* The caller may have died between fork and here: then stop. */
 	if (getppid() != p->caller_pid)
-		_exit(125);
+		_exit(SB_EXIT_SANDBOX);
 	const char *step = "";
 	if (nat_userns_enter(p->host_uid, p->host_gid, &step) != 0)
 		fail_userns(errno, step);

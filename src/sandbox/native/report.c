@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/exit_status.h"
 #include "sandbox/native/native.h"
 
 void nat_report(int fd, const struct nat_msg *m)
@@ -33,7 +34,7 @@ static noreturn void vfail(const char *stage, int errnum, const char *hint, cons
 	if (hint)
 		snprintf(m.hint, sizeof m.hint, "%s", hint);
 	nat_report(NAT_FD_REPORT, &m);
-	_exit(125);
+	_exit(SB_EXIT_SANDBOX);
 }
 
 noreturn void nat_child_fail(const char *stage, int errnum, const char *fmt, ...)
