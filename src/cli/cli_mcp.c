@@ -116,7 +116,7 @@ int sb_cli_mcp(int argc, char **argv)
 	if (srv) {
 		stop_fd = sb_stdio_stop_fd(io);
 		handle_signals(on_signal);
-		fprintf(stderr, "sagebox mcp: serving on stdio (backend %s)\n", sb_backend_kind_name(cfg.backend));
+		fprintf(stderr, "sagebox mcp: serving on stdio (backend %s)\n", cfg.backend);
 		rc = sb_stdio_serve(io, srv) < 0 ? 1 : 0;
 		if (rc)
 			fprintf(stderr, "sagebox mcp: reading stdin failed: %s\n", strerror(errno));

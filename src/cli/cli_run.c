@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "core/job.h"
 #include "core/result.h"
+#include "sandbox/sandbox.h"
 #include "runner/runner.h"
 #include "util/buf.h"
 #include "util/fd.h"
@@ -147,7 +148,8 @@ int sb_cli_run(int argc, char **argv)
 	job.code = code.data ? code.data : "";
 	job.code_len = code.len;
 
-	if (cfg.backend == SB_BACKEND_HOST)
+	const struct sb_backend_type *bt = sb_backend_type_find(cfg.backend);
+	if (bt && !(bt->caps & SB_CAP_ISOLATED))
 		fprintf(stderr, "sagebox: WARNING: --backend host runs the code on this machine with NO isolation "
 				"(your files, your network); use it only for code you would run yourself\n");
 

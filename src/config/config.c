@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sandbox/registry.h"
+
 enum kind { K_UINT, K_CPUS, K_MEMORY, K_OUTPUT_KIB, K_BACKEND, K_ISOLATION, K_PATH, K_IMAGE, K_NAME };
 
 struct setting {
@@ -22,7 +24,7 @@ struct setting {
 #define F(field) offsetof(struct sb_config, field), sizeof(((struct sb_config *)0)->field)
 
 static const struct setting settings[] = {
-	{"backend", K_BACKEND, "auto|native|podman|docker|host", "where code runs; auto picks native; host has no isolation", 0, 0, F(backend)},
+	{"backend", K_BACKEND, NULL /* the registry's names */, "where code runs; auto picks native; host has no isolation", 0, 0, F(backend)},
 	{"isolation", K_ISOLATION, "warm|fresh", "warm: jobs fork from a warm worker; fresh: one sandbox per call", 0, 0, F(isolation)},
 	{"timeout", K_UINT, "1-600 (seconds)", "default wall-clock limit of a job", SB_TIMEOUT_MIN_S, SB_TIMEOUT_MAX_S, F(limits.timeout_s)},
 	{"memory", K_MEMORY, "256m|512m|1g|2g|4g|8g", "memory limit of a sandbox", 0, 0, F(limits.memory)},
@@ -44,10 +46,10 @@ static const struct setting settings[] = {
 };
 #define N_SETTINGS (sizeof settings / sizeof settings[0])
 
-const char *sb_backend_kind_name(enum sb_backend_kind k)
+/* Allowed values, for help and errors. */
+static const char *range_of(const struct setting *s)
 {
-	static const char *const names[] = {"auto", "native", "host", "podman", "docker"};
-	return (unsigned)k < 5 ? names[k] : "?";
+	return s->kind == K_BACKEND ? sb_backend_names() : s->range;
 }
 
 const char *sb_isolation_name(enum sb_isolation i)
@@ -59,7 +61,7 @@ void sb_config_defaults(struct sb_config *cfg)
 {
 	memset(cfg, 0, sizeof *cfg);
 	sb_limits_default(&cfg->limits);
-	cfg->backend = SB_BACKEND_AUTO;
+	snprintf(cfg->backend, sizeof cfg->backend, "%s", SB_BACKEND_AUTO);
 	cfg->isolation = SB_ISOLATION_WARM;
 	snprintf(cfg->sage, sizeof cfg->sage, "/usr/bin/sage");
 	snprintf(cfg->python, sizeof cfg->python, "/usr/bin/python3");
@@ -86,7 +88,7 @@ static int bad(struct sb_error *err, const struct setting *s, const char *origin
 	       const char *why)
 {
 	sb_fail(err, "%s: invalid %s '%s'%s%s", origin, s->key, value, why ? ": " : "", why ? why : "");
-	return sb_hint(err, "allowed: %s", s->range);
+	return sb_hint(err, "allowed: %s", range_of(s));
 }
 
 /* Strict decimal parsing: the whole string, no sign tricks, no overflow. */
@@ -153,14 +155,10 @@ int sb_config_set(struct sb_config *cfg, const char *key, const char *value, con
 		memcpy(cfg->limits.memory, low, strlen(low) + 1);
 		return 0;
 	}
-	case K_BACKEND: {
-		for (int k = SB_BACKEND_AUTO; k <= SB_BACKEND_DOCKER; k++)
-			if (!strcmp(value, sb_backend_kind_name((enum sb_backend_kind)k))) {
-				cfg->backend = (enum sb_backend_kind)k;
-				return 0;
-			}
-		return bad(err, s, origin, value, NULL);
-	}
+	case K_BACKEND:
+		if (!sb_backend_type_find(value))
+			return bad(err, s, origin, value, NULL);
+		break;
 	case K_ISOLATION:
 		if (!strcmp(value, "warm")) cfg->isolation = SB_ISOLATION_WARM;
 		else if (!strcmp(value, "fresh")) cfg->isolation = SB_ISOLATION_FRESH;
@@ -333,7 +331,7 @@ void sb_config_print_help(FILE *out)
 		json_t *v = json_object_get(dj, settings[i].key);
 		char *dv = v ? json_dumps(v, JSON_ENCODE_ANY) : NULL;
 		fprintf(out, "  %-19s --%-19s SAGEBOX_%s\n      %s; allowed: %s; default: %s\n", settings[i].key,
-			flag, var, settings[i].help, settings[i].range, dv ? dv : "?");
+			flag, var, settings[i].help, range_of(&settings[i]), dv ? dv : "?");
 		free(dv);
 	}
 	json_decref(dj);
@@ -342,7 +340,7 @@ void sb_config_print_help(FILE *out)
 json_t *sb_config_to_json(const struct sb_config *c)
 {
 	return json_pack("{s:s, s:s, s:I, s:s, s:f, s:I, s:I, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:s?}",
-			 "backend", sb_backend_kind_name(c->backend), "isolation", sb_isolation_name(c->isolation),
+			 "backend", c->backend, "isolation", sb_isolation_name(c->isolation),
 			 "timeout", (json_int_t)c->limits.timeout_s, "memory", c->limits.memory, "cpus",
 			 c->limits.cpus, "pids", (json_int_t)c->limits.pids, "output_limit_kib",
 			 (json_int_t)(c->limits.output_bytes / 1024), "sage", c->sage, "python", c->python, "shell",

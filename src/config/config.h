@@ -15,19 +15,11 @@
 #include "core/limits.h"
 #include "util/error.h"
 
-enum sb_backend_kind {
-	SB_BACKEND_AUTO,
-	SB_BACKEND_NATIVE,
-	SB_BACKEND_HOST,
-	SB_BACKEND_PODMAN,
-	SB_BACKEND_DOCKER,
-};
-
 enum sb_isolation { SB_ISOLATION_WARM, SB_ISOLATION_FRESH };
 
 struct sb_config {
 	struct sb_limits limits;       /* defaults for each job; timeout = default timeout */
-	enum sb_backend_kind backend;
+	char backend[16];              /* "auto" or a name of the backend registry */
 	enum sb_isolation isolation;
 	char sage[PATH_MAX];           /* the sage executable (inside the sandbox) */
 	char python[PATH_MAX];         /* python3 with Sage's modules (inside the sandbox) */
@@ -68,7 +60,6 @@ void sb_config_print_help(FILE *out);
 /* The active settings, for status output. */
 json_t *sb_config_to_json(const struct sb_config *cfg);
 
-const char *sb_backend_kind_name(enum sb_backend_kind k);
 const char *sb_isolation_name(enum sb_isolation i);
 
 #endif

@@ -44,7 +44,7 @@ static void backend_of(const struct sb_tool_env *env, const json_t *sandbox, cha
 	/* "backend": "native" in a result's sandbox, {"name": "native", ...} in a status. */
 	json_t *v = json_object_get(sandbox, "backend");
 	const char *b = json_is_object(v) ? json_string_value(json_object_get(v, "name")) : json_string_value(v);
-	snprintf(buf, size, "%s", b ? b : sb_backend_kind_name(env->cfg->backend));
+	snprintf(buf, size, "%s", b ? b : env->cfg->backend);
 }
 
 static json_t *run_tool(const struct sb_tool_env *env, const struct sb_tool *t, const struct sb_run_args *args,

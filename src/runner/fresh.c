@@ -34,7 +34,7 @@ struct supervise {
 static void kill_sandbox(struct supervise *s)
 {
 	if (!s->killed) {
-		s->sb->backend->kill(s->sb);
+		sb_backend_kill(s->sb);
 		s->killed = true;
 		s->killed_at = sb_now_ms();
 	}
@@ -152,7 +152,7 @@ int sb_run_fresh(const struct sb_config *cfg, const struct sb_backend *be, const
 	const char *argv[8];
 	sb_command_once(cfg, job->lang, argv);
 	struct sb_sandbox sb = {.backend = be, .pid = -1, .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1};
-	struct sb_sandbox_req req = {.argv = argv, .limits = &job->limits};
+	struct sb_sandbox_req req = {.argv = argv, .limits = &job->limits, .lifetime_s = job->limits.timeout_s + 60};
 	struct sb_error err = {0};
 	struct supervise s = {.sb = &sb, .job = job, .hooks = hooks, .pidfd = -1};
 
@@ -164,7 +164,7 @@ int sb_run_fresh(const struct sb_config *cfg, const struct sb_backend *be, const
 		return 0;
 	}
 
-	if (be->spawn(cfg, &req, &sb, &err)) {
+	if (sb_backend_spawn(be, &req, &sb, &err)) {
 		set_internal(res, &err);
 	} else {
 		s.pidfd = (int)syscall(SYS_pidfd_open, sb.pid, 0);
@@ -177,7 +177,7 @@ int sb_run_fresh(const struct sb_config *cfg, const struct sb_backend *be, const
 			kill_sandbox(&s);
 		sb_sandbox_close_fds(&sb);
 		struct sb_exit ex = {.exit_code = -1};
-		if (be->wait(&sb, &ex, &err)) {
+		if (sb_backend_wait(&sb, &ex, &err)) {
 			set_internal(res, &err);
 		} else {
 			res->exit_code = ex.exit_code;

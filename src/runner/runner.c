@@ -10,7 +10,7 @@
 
 struct sb_runner {
 	struct sb_config cfg;
-	const struct sb_backend *backend;
+	struct sb_backend *backend;
 	struct sb_error backend_err; /* why no backend, when backend is NULL */
 	struct sb_pool *pool;        /* warm isolation only */
 };
@@ -25,10 +25,11 @@ struct sb_runner *sb_runner_new(const struct sb_config *cfg, struct sb_error *er
 	r->cfg = *cfg;
 	/* A missing backend is not fatal here: status must still be able to
 	 * say what is wrong, and each job reports it as a sandbox error. */
-	r->backend = sb_backend_select(&r->cfg, &r->backend_err);
+	r->backend = sb_backend_open(&r->cfg, &r->backend_err);
 	if (r->backend && r->cfg.isolation == SB_ISOLATION_WARM) {
 		r->pool = sb_pool_new(&r->cfg, r->backend);
 		if (!r->pool) {
+			sb_backend_close(r->backend);
 			free(r);
 			sb_fail(err, "out of memory");
 			return NULL;
@@ -42,6 +43,7 @@ void sb_runner_free(struct sb_runner *r)
 	if (!r)
 		return;
 	sb_pool_free(r->pool);
+	sb_backend_close(r->backend);
 	free(r);
 }
 
@@ -86,11 +88,11 @@ json_t *sb_runner_status(struct sb_runner *r)
 	if (!r->backend) {
 		json_object_set_new(o, "ok", json_false());
 		json_object_set_new(o, "backend", json_pack("{s:s, s:b, s:s, s:s}", "name",
-							    sb_backend_kind_name(r->cfg.backend), "available", 0,
+							    r->cfg.backend, "available", 0,
 							    "error", r->backend_err.msg, "hint", r->backend_err.hint));
 		return o;
 	}
-	json_t *b = r->backend->status(&r->cfg);
+	json_t *b = sb_backend_status(r->backend);
 	json_object_set_new(o, "ok", json_boolean(json_is_true(json_object_get(b, "available"))));
 	json_object_set_new(o, "backend", b);
 	json_object_set_new(o, "isolation", json_string(r->pool ? "warm" : "fresh"));

@@ -69,11 +69,13 @@ int sb_worker_spawn(struct sb_worker *w, const struct sb_config *cfg, const stru
 	const char *argv[12];
 	/* kill(-1)-style cleanup between jobs only where the sandbox has its
 	 * own pid namespace; the driver double-checks (it must be pid 1/2). */
-	sb_command_worker(cfg, sb_wkind_name(w->kind), strcmp(be->name, "host") != 0, w->budget, argv);
-	struct sb_sandbox_req req = {.argv = argv, .limits = &w->sb_limits};
+	sb_command_worker(cfg, sb_wkind_name(w->kind), sb_backend_has(be, SB_CAP_OWN_PIDNS), w->budget, argv);
+	/* The backstop: recycled by then, plus the longest job and a minute. */
+	struct sb_sandbox_req req = {.argv = argv, .limits = &w->sb_limits,
+				     .lifetime_s = cfg->worker_max_minutes * 60u + SB_TIMEOUT_MAX_S + 60u};
 	w->sb.backend = be;
 	w->spawned_ms = sb_now_ms();
-	if (be->spawn(cfg, &req, &w->sb, err))
+	if (sb_backend_spawn(be, &req, &w->sb, err))
 		return -1;
 	w->spawned = true;
 	w->pidfd = (int)syscall(SYS_pidfd_open, w->sb.pid, 0);
@@ -86,7 +88,7 @@ int sb_worker_spawn(struct sb_worker *w, const struct sb_config *cfg, const stru
 void sb_worker_kill(struct sb_worker *w)
 {
 	if (w->spawned)
-		w->sb.backend->kill(&w->sb);
+		sb_backend_kill(&w->sb);
 }
 
 void sb_worker_destroy(struct sb_worker *w)
@@ -94,11 +96,11 @@ void sb_worker_destroy(struct sb_worker *w)
 	if (!w)
 		return;
 	if (w->spawned) {
-		w->sb.backend->kill(&w->sb);
+		sb_backend_kill(&w->sb);
 		sb_sandbox_close_fds(&w->sb);
 		struct sb_exit ex;
 		struct sb_error err = {0};
-		w->sb.backend->wait(&w->sb, &ex, &err);
+		sb_backend_wait(&w->sb, &ex, &err);
 		json_decref(w->sb.enforced);
 	}
 	sb_close(&w->pidfd);

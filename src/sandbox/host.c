@@ -14,10 +14,16 @@
 #include <unistd.h>
 
 #include "core/exit_status.h"
-#include "sandbox/sandbox.h"
+#include "sandbox/backends.h"
 #include "util/fd.h"
 
 #define SB_HOST_AS_EXTRA (2ull << 30)
+
+/* The instance: what status reports. */
+struct host_self {
+	struct sb_limits limits;
+	char python[PATH_MAX];
+};
 
 struct host_priv {
 	char dir[64]; /* scratch directory, removed in wait() */
@@ -40,12 +46,32 @@ static json_t *host_enforced(const struct sb_limits *l)
 			 "nofile", (json_int_t)l->nofile, "fsize_bytes", (json_int_t)l->fsize_bytes);
 }
 
-static json_t *host_status(const struct sb_config *cfg)
+static void *host_open(const struct sb_backend_settings *s, struct sb_error *err)
 {
+	struct host_self *h = calloc(1, sizeof *h);
+	if (!h) {
+		sb_fail(err, "out of memory");
+		return NULL;
+	}
+	h->limits = s->limits;
+	for (size_t i = 0; s->commands[i].name; i++)
+		if (!strcmp(s->commands[i].name, "python"))
+			snprintf(h->python, sizeof h->python, "%s", s->commands[i].path);
+	return h;
+}
+
+static void host_close(void *self)
+{
+	free(self);
+}
+
+static json_t *host_status(void *self)
+{
+	struct host_self *h = self;
 	json_t *o = json_pack("{s:s, s:b, s:s}", "name", "host", "available", 1, "warning",
 			      "no isolation: use only for code you would run yourself");
-	json_object_set_new(o, "python_present", json_boolean(access(cfg->python, X_OK) == 0));
-	json_object_set_new(o, "enforced", host_enforced(&cfg->limits));
+	json_object_set_new(o, "python_present", json_boolean(h->python[0] && access(h->python, X_OK) == 0));
+	json_object_set_new(o, "enforced", host_enforced(&h->limits));
 	return o;
 }
 
@@ -55,9 +81,9 @@ static void setlim(int res, rlim_t v)
 	setrlimit(res, &rl);
 }
 
-static int host_spawn(const struct sb_config *cfg, const struct sb_sandbox_req *req, struct sb_sandbox *sb,
-		      struct sb_error *err)
+static int host_spawn(void *self, const struct sb_sandbox_req *req, struct sb_sandbox *sb, struct sb_error *err)
 {
+	(void)self;
 	struct host_priv *hp = calloc(1, sizeof *hp);
 	if (!hp)
 		return sb_fail(err, "out of memory");
@@ -173,8 +199,9 @@ static int host_wait(struct sb_sandbox *sb, struct sb_exit *ex, struct sb_error 
 	return 0;
 }
 
-const struct sb_backend sb_backend_host = {
-	.name = "host",
+const struct sb_backend_ops sb_host_ops = {
+	.open = host_open,
+	.close = host_close,
 	.status = host_status,
 	.spawn = host_spawn,
 	.kill = host_kill,

@@ -1,7 +1,10 @@
 #include "sandbox/sandbox.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "util/fd.h"
 
 const char *const *sb_sandbox_env(void)
 {
@@ -31,27 +34,88 @@ const char *const *sb_sandbox_env(void)
 void sb_sandbox_close_fds(struct sb_sandbox *sb)
 {
 	int *fds[] = {&sb->stdin_fd, &sb->stdout_fd, &sb->stderr_fd};
-	for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++) {
-		if (*fds[i] >= 0)
-			close(*fds[i]);
-		*fds[i] = -1;
-	}
+	for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
+		sb_close(fds[i]);
 }
 
-const struct sb_backend *sb_backend_select(const struct sb_config *cfg, struct sb_error *err)
+void sb_backend_settings_from(const struct sb_config *cfg, struct sb_backend_settings *s)
 {
-	switch (cfg->backend) {
-	case SB_BACKEND_AUTO:
-	case SB_BACKEND_NATIVE:
-		return &sb_backend_native;
-	case SB_BACKEND_HOST:
-		return &sb_backend_host;
-	case SB_BACKEND_PODMAN:
-		return &sb_backend_podman;
-	case SB_BACKEND_DOCKER:
-		return &sb_backend_docker;
+	memset(s, 0, sizeof *s);
+	s->limits = cfg->limits;
+	s->sandbox_user = cfg->sandbox_user;
+	s->engine = cfg->podman;
+	s->image = cfg->image;
+	s->container_user = cfg->container_user;
+	s->commands[0].name = "sage", s->commands[0].path = cfg->sage;
+	s->commands[1].name = "python", s->commands[1].path = cfg->python;
+	s->commands[2].name = "shell", s->commands[2].path = cfg->shell;
+}
+
+struct sb_backend *sb_backend_open(const struct sb_config *cfg, struct sb_error *err)
+{
+	const struct sb_backend_type *t = sb_backend_type_find(cfg->backend);
+	if (!t) {
+		sb_fail(err, "backend '%s' is not available in this build", cfg->backend);
+		sb_hint(err, "use one of %s", sb_backend_names());
+		return NULL;
 	}
-	sb_fail(err, "backend '%s' is not available in this build", sb_backend_kind_name(cfg->backend));
-	sb_hint(err, "use --backend native (the default) or --backend host");
-	return NULL;
+	struct sb_backend *be = calloc(1, sizeof *be);
+	if (!be) {
+		sb_fail(err, "out of memory");
+		return NULL;
+	}
+	struct sb_backend_settings s;
+	sb_backend_settings_from(cfg, &s);
+	be->type = t;
+	be->self = t->ops->open(&s, err);
+	if (!be->self) {
+		free(be);
+		return NULL;
+	}
+	return be;
+}
+
+void sb_backend_close(struct sb_backend *be)
+{
+	if (!be)
+		return;
+	be->type->ops->close(be->self);
+	free(be);
+}
+
+json_t *sb_backend_status(const struct sb_backend *be)
+{
+	static const struct {
+		enum sb_backend_cap cap;
+		const char *name;
+	} caps[] = {
+		{SB_CAP_ISOLATED, "isolated"},
+		{SB_CAP_OWN_PIDNS, "own_pid_namespace"},
+		{SB_CAP_POLICY, "syscall_policy"},
+		{SB_CAP_IMAGES, "container_images"},
+	};
+	json_t *o = be->type->ops->status(be->self);
+	json_t *list = json_array();
+	for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++)
+		if (be->type->caps & caps[i].cap)
+			json_array_append_new(list, json_string(caps[i].name));
+	json_object_set_new(o, "capabilities", list);
+	return o;
+}
+
+int sb_backend_spawn(const struct sb_backend *be, const struct sb_sandbox_req *req, struct sb_sandbox *sb,
+		     struct sb_error *err)
+{
+	sb->backend = be;
+	return be->type->ops->spawn(be->self, req, sb, err);
+}
+
+void sb_backend_kill(struct sb_sandbox *sb)
+{
+	sb->backend->type->ops->kill(sb);
+}
+
+int sb_backend_wait(struct sb_sandbox *sb, struct sb_exit *ex, struct sb_error *err)
+{
+	return sb->backend->type->ops->wait(sb, ex, err);
 }

@@ -1,7 +1,12 @@
 /* One interface, several backends. A backend starts a command inside a
  * sandbox with its stdin/stdout/stderr on pipes, can kill everything in it,
  * and says what it really enforces. It knows nothing of jobs, languages, MCP
- * or output caps: those belong to the runner above it. */
+ * or output caps: those belong to the runner above it.
+ *
+ * A backend is a row of the registry (registry.c: name, capabilities,
+ * operations). The runner opens one instance of it with the settings it
+ * needs (struct sb_backend_settings, given once), then asks it to spawn
+ * sandboxes from narrow requests (argv, limits, lifetime). */
 #ifndef SAGEBOX_SANDBOX_H
 #define SAGEBOX_SANDBOX_H
 
@@ -11,14 +16,19 @@
 
 #include "config/config.h"
 #include "core/limits.h"
+#include "sandbox/registry.h"
 #include "util/error.h"
 
 /* The working directory inside every sandbox (on the size-limited tmpfs). */
 #define SB_SANDBOX_WORKDIR "/tmp/work"
 
+/* One spawn: what to run, within which limits, for how long at most. */
 struct sb_sandbox_req {
 	const char *const *argv;        /* argv[0]: absolute path inside the sandbox */
 	const struct sb_limits *limits; /* enforced by the backend, as far as it can */
+	/* The sandbox is killed at this age even if its caller is gone (a
+	 * backstop; the runner keeps its own, shorter deadlines). 0: none. */
+	unsigned lifetime_s;
 };
 
 struct sb_exit {
@@ -38,34 +48,97 @@ struct sb_sandbox {
 	void *priv;       /* backend state */
 };
 
-struct sb_backend {
-	const char *name; /* "native", "host", "podman", "docker" */
-	/* Can this machine run the backend, and what would it enforce? Never runs
-	 * user code. Returns a new JSON object with at least {"available": bool}
-	 * and, when unavailable, "error" and "hint". */
-	json_t *(*status)(const struct sb_config *cfg);
-	/* Start req->argv in a new sandbox. On failure returns -1 with err filled
-	 * (message says what is missing, hint says how to fix it). */
-	int (*spawn)(const struct sb_config *cfg, const struct sb_sandbox_req *req,
-		     struct sb_sandbox *sb, struct sb_error *err);
-	/* Kill every process in the sandbox, not only the first: a double-forked,
-	 * setsid'd grandchild must die too. Idempotent; safe after exit. */
-	void (*kill)(struct sb_sandbox *sb);
-	/* Wait until the sandbox's command is finished and every process of the
-	 * sandbox is gone; release backend resources (cgroups, containers).
-	 * Fills *ex with the command's own exit status or signal. */
-	int (*wait)(struct sb_sandbox *sb, struct sb_exit *ex, struct sb_error *err);
+/* The settings a backend instance is opened with: only what backends read,
+ * copied by the instance (the config may go away). */
+struct sb_backend_settings {
+	struct sb_limits limits;       /* a job's default limits (status reports them) */
+	const char *sandbox_user;      /* native, started as root: host user to drop to */
+	const char *engine;            /* podman/docker: the executable ("podman": the default) */
+	const char *image;             /* podman/docker: the image */
+	const char *container_user;    /* podman/docker: the user inside */
+	/* Executables the runner starts inside the sandbox (status checks
+	 * they exist): {name, path} pairs, name NULL at the end. */
+	struct {
+		const char *name, *path;
+	} commands[4];
 };
 
-extern const struct sb_backend sb_backend_native;
-extern const struct sb_backend sb_backend_host;
-/* Rootless Podman, and the same with the docker CLI (sandbox/podman/). */
-extern const struct sb_backend sb_backend_podman;
-extern const struct sb_backend sb_backend_docker;
+/* Capabilities: what callers ask a backend instead of comparing names. */
+enum sb_backend_cap {
+	SB_CAP_ISOLATED = 1u << 0,   /* the code is confined (all but host) */
+	SB_CAP_OWN_PIDNS = 1u << 1,  /* own pid namespace: killing every other
+					process in it harms nothing outside */
+	SB_CAP_POLICY = 1u << 2,     /* applies the syscall policy (policy.c) */
+	SB_CAP_IMAGES = 1u << 3,     /* runs a container image: has image ops */
+};
 
-/* The backend the configuration asks for; auto picks native on Linux.
- * Returns NULL with err filled when the named backend is not built in. */
-const struct sb_backend *sb_backend_select(const struct sb_config *cfg, struct sb_error *err);
+/* Building the container image a backend runs (podman/docker). */
+struct sb_image_recipe {
+	const char *tag;                 /* the image name to create */
+	const char *suite;               /* Debian release, e.g. bookworm */
+	const char *const *apt_sources;  /* "deb URI SUITE main" lines, NULL-terminated */
+	bool dry_run;                    /* print the commands, run nothing */
+};
+
+struct sb_backend_ops {
+	/* An instance with these settings (copied). NULL with err filled. */
+	void *(*open)(const struct sb_backend_settings *s, struct sb_error *err);
+	void (*close)(void *self);
+	/* Can this machine run the backend, and what would it enforce? Never
+	 * runs user code. Returns a new JSON object with at least
+	 * {"available": bool} and, when unavailable, "error" and "hint". */
+	json_t *(*status)(void *self);
+	/* Start req->argv in a new sandbox. On failure returns -1 with err
+	 * filled (message says what is missing, hint says how to fix it). */
+	int (*spawn)(void *self, const struct sb_sandbox_req *req, struct sb_sandbox *sb, struct sb_error *err);
+	/* Kill every process in the sandbox, not only the first: a
+	 * double-forked, setsid'd grandchild must die too. Idempotent; safe
+	 * after exit. */
+	void (*kill)(struct sb_sandbox *sb);
+	/* Wait until the sandbox's command is finished and every process of
+	 * the sandbox is gone; release backend resources (cgroups,
+	 * containers). Fills *ex with the command's own status or signal. */
+	int (*wait)(struct sb_sandbox *sb, struct sb_exit *ex, struct sb_error *err);
+	/* SB_CAP_IMAGES only: build an image from Debian packages. Prints
+	 * progress on stderr; returns an exit status (core/exit_status.h). */
+	int (*image_build)(void *self, const struct sb_image_recipe *r);
+};
+
+/* One row of the registry. */
+struct sb_backend_type {
+	const char *name;    /* the `backend` setting's value */
+	const char *summary; /* one line, for help and status */
+	unsigned caps;       /* enum sb_backend_cap */
+	const struct sb_backend_ops *ops;
+};
+
+/* An open backend. */
+struct sb_backend {
+	const struct sb_backend_type *type;
+	void *self;
+};
+
+/* ---- sandbox.c ---- */
+
+/* The settings of cfg a backend needs (pointers into cfg). */
+void sb_backend_settings_from(const struct sb_config *cfg, struct sb_backend_settings *s);
+/* Open the backend the configuration names. Returns NULL with err filled
+ * when it is not built in or cannot be opened. Free with sb_backend_close. */
+struct sb_backend *sb_backend_open(const struct sb_config *cfg, struct sb_error *err);
+void sb_backend_close(struct sb_backend *be);
+static inline bool sb_backend_has(const struct sb_backend *be, enum sb_backend_cap cap)
+{
+	return be && (be->type->caps & cap);
+}
+static inline const char *sb_backend_name(const struct sb_backend *be)
+{
+	return be->type->name;
+}
+json_t *sb_backend_status(const struct sb_backend *be);
+int sb_backend_spawn(const struct sb_backend *be, const struct sb_sandbox_req *req, struct sb_sandbox *sb,
+		     struct sb_error *err);
+void sb_backend_kill(struct sb_sandbox *sb);
+int sb_backend_wait(struct sb_sandbox *sb, struct sb_exit *ex, struct sb_error *err);
 
 /* The environment every sandboxed command gets, and nothing else: no host
  * variable (API keys, tokens) is ever passed through. NULL-terminated,

@@ -101,7 +101,7 @@ json_t *sb_self_test(struct sb_runner *r)
 	const struct sb_config *cfg = sb_runner_config(r);
 	json_t *o = json_object();
 	json_t *checks = json_array();
-	json_object_set_new(o, "backend", json_string(sb_backend_kind_name(cfg->backend)));
+	json_object_set_new(o, "backend", json_string(cfg->backend));
 
 	struct sb_result res;
 	bool ran = run_job(r, SB_LANG_SAGE, FACTOR_CODE, &cfg->limits, &res);

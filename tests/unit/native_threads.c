@@ -12,6 +12,7 @@
 #include "sandbox/sandbox.h"
 
 static struct sb_config cfg;
+static struct sb_backend *native;
 static int failures;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -25,7 +26,7 @@ static void *worker(void *arg)
 		struct sb_sandbox_req req = {.argv = argv, .limits = &cfg.limits};
 		struct sb_sandbox sb;
 		struct sb_error err = {0};
-		if (sb_backend_native.spawn(&cfg, &req, &sb, &err) != 0) {
+		if (sb_backend_spawn(native, &req, &sb, &err) != 0) {
 			fprintf(stderr, "spawn %ld: %s\n", id, err.msg);
 			pthread_mutex_lock(&mu); failures++; pthread_mutex_unlock(&mu);
 			continue;
@@ -36,7 +37,7 @@ static void *worker(void *arg)
 		while ((r = read(sb.stdout_fd, buf + n, sizeof buf - 1 - (size_t)n)) > 0) n += r;
 		buf[n] = 0;
 		struct sb_exit ex;
-		sb_backend_native.wait(&sb, &ex, &err);
+		sb_backend_wait(&sb, &ex, &err);
 		close(sb.stdout_fd); close(sb.stderr_fd);
 		json_decref(sb.enforced);
 		char want[64];
@@ -52,6 +53,11 @@ static void *worker(void *arg)
 int main(void)
 {
 	sb_config_defaults(&cfg);
+	struct sb_error err = {0};
+	if (!(native = sb_backend_open(&cfg, &err))) {
+		fprintf(stderr, "%s\n", err.msg);
+		return 1;
+	}
 	signal(SIGPIPE, SIG_IGN);
 	pthread_t t[8];
 	for (long i = 0; i < 8; i++) pthread_create(&t[i], NULL, worker, (void *)i);

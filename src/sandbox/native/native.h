@@ -47,6 +47,16 @@
 #define NAT_FD_STATUS 4 /* init -> caller: the command's exit status */
 #define NAT_FD_CTL 5    /* caller <-> outer: kill requests, caller liveness */
 
+/* ---- the instance (spawn.c opens it): the settings, copied ---- */
+struct nat_self {
+	struct sb_limits limits;  /* a job's defaults, for status */
+	char sandbox_user[64];    /* started as root: the host user to drop to */
+	struct {
+		char name[16];
+		char path[PATH_MAX];
+	} commands[4];            /* executables status checks, name "" at the end */
+};
+
 /* ---- the report channel (report.c) ---- */
 enum nat_msg_kind { NAT_MSG_ERROR = 1, NAT_MSG_READY = 2, NAT_MSG_EXIT = 3 };
 
@@ -121,6 +131,7 @@ struct nat_plan {
 	const char *const *argv;
 	const char *const *envp;
 	struct sb_limits limits;
+	unsigned lifetime_s;       /* outer kills init at this age; 0: no bound */
 	pid_t caller_pid;
 	bool drop_root;            /* started as root: become host_uid first */
 	uid_t host_uid;            /* unprivileged uid outside (after the drop) */
@@ -182,7 +193,7 @@ const struct sock_fprog *nat_seccomp_program(struct sb_error *err);
 int nat_seccomp_load(const struct sock_fprog *prog); /* -1 + errno */
 
 /* status.c */
-json_t *nat_status(const struct sb_config *cfg);
+json_t *nat_status(void *self);
 
 /* enforced.c */
 json_t *nat_enforced_json(const struct nat_plan *p, const struct nat_ready *r);

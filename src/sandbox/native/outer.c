@@ -12,10 +12,12 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/exit_status.h"
 #include "sandbox/native/native.h"
+#include "util/fd.h"
 
 /* Put the child's descriptors on fixed slots and close everything else the
  * caller had open (other jobs' pipes, the server's sockets). */
@@ -60,7 +62,18 @@ static noreturn void fail_userns(int errnum, const char *step)
 	nat_child_fail("userns", errnum, "cannot create a user namespace (%s)", step);
 }
 
-static noreturn void relay(pid_t init)
+/* Milliseconds until the lifetime deadline (poll's timeout), -1: none. */
+static int until(const struct timespec *deadline)
+{
+	if (!deadline->tv_sec)
+		return -1;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	long long ms = (deadline->tv_sec - now.tv_sec) * 1000LL + (deadline->tv_nsec - now.tv_nsec) / 1000000;
+	return ms <= 0 ? 0 : ms > 1000000 ? 1000000 : (int)ms;
+}
+
+static noreturn void relay(pid_t init, unsigned lifetime_s)
 {
 	/* stdio to /dev/null: only the sandbox holds the pipes now, so the
 	 * caller sees EOF exactly when the sandbox is gone. */
@@ -69,12 +82,26 @@ static noreturn void relay(pid_t init)
 		dup2(null, fd);
 	close(NAT_FD_REPORT);
 	close(NAT_FD_STATUS);
+	/* The backstop: the sandbox never outlives its purpose, even when
+	 * the caller is stuck and does not kill it. */
+	struct timespec deadline = {0, 0};
+	if (lifetime_s) {
+		clock_gettime(CLOCK_MONOTONIC, &deadline);
+		deadline.tv_sec += lifetime_s;
+	}
 	int pidfd = (int)syscall(SYS_pidfd_open, init, 0);
 	for (;;) {
 		struct pollfd pf[2] = {{.fd = NAT_FD_CTL, .events = POLLIN}, {.fd = pidfd, .events = POLLIN}};
-		int n = poll(pf, pidfd >= 0 ? 2 : 1, pidfd >= 0 ? -1 : 100);
+		int wait_ms = until(&deadline);
+		if (pidfd < 0 && (wait_ms < 0 || wait_ms > 100))
+			wait_ms = 100;
+		int n = poll(pf, pidfd >= 0 ? 2 : 1, wait_ms);
 		if (n < 0 && errno != EINTR)
 			break;
+		if (n == 0 && until(&deadline) == 0) {
+			kill(init, SIGKILL);
+			break;
+		}
 		if (n > 0 && (pf[0].revents & (POLLIN | POLLHUP | POLLERR))) {
 			char c;
 			ssize_t r = recv(NAT_FD_CTL, &c, 1, MSG_DONTWAIT);
@@ -92,8 +119,7 @@ static noreturn void relay(pid_t init)
 			_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
 	}
 	int st = 0;
-	while (waitpid(init, &st, 0) < 0 && errno == EINTR)
-		;
+	SB_RETRY_EINTR(waitpid(init, &st, 0));
 	_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
 }
 
@@ -131,5 +157,5 @@ noreturn void nat_outer_main(struct nat_plan *p)
 		nat_init_main(p, alive[0]);
 	}
 	close(alive[0]);
-	relay(init); /* alive[1] stays open until we exit */
+	relay(init, p->lifetime_s); /* alive[1] stays open until we exit */
 }

@@ -6,12 +6,14 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sandbox/backends.h"
 #include "sandbox/native/native.h"
 
 #define SETUP_TIMEOUT_MS 60000
@@ -106,9 +108,30 @@ static int make_pipes(int fds[5][2], int ctl[2], struct sb_error *err)
 	return 0;
 }
 
-static int native_spawn(const struct sb_config *cfg, const struct sb_sandbox_req *req, struct sb_sandbox *sb,
-			struct sb_error *err)
+static void *native_open(const struct sb_backend_settings *s, struct sb_error *err)
 {
+	struct nat_self *ns = calloc(1, sizeof *ns);
+	if (!ns) {
+		sb_fail(err, "out of memory");
+		return NULL;
+	}
+	ns->limits = s->limits;
+	snprintf(ns->sandbox_user, sizeof ns->sandbox_user, "%s", s->sandbox_user ? s->sandbox_user : "");
+	for (size_t i = 0; i < sizeof ns->commands / sizeof ns->commands[0] && s->commands[i].name; i++) {
+		snprintf(ns->commands[i].name, sizeof ns->commands[i].name, "%s", s->commands[i].name);
+		snprintf(ns->commands[i].path, sizeof ns->commands[i].path, "%s", s->commands[i].path);
+	}
+	return ns;
+}
+
+static void native_close(void *self)
+{
+	free(self);
+}
+
+static int native_spawn(void *self, const struct sb_sandbox_req *req, struct sb_sandbox *sb, struct sb_error *err)
+{
+	const struct nat_self *ns = self;
 	sb->pid = -1;
 	sb->stdin_fd = sb->stdout_fd = sb->stderr_fd = -1;
 	sb->enforced = NULL;
@@ -122,11 +145,12 @@ static int native_spawn(const struct sb_config *cfg, const struct sb_sandbox_req
 	struct nat_plan *p = &np->plan;
 	p->argv = req->argv;
 	p->envp = sb_sandbox_env();
-	p->limits = req->limits ? *req->limits : cfg->limits;
+	p->limits = req->limits ? *req->limits : ns->limits;
+	p->lifetime_s = req->lifetime_s;
 	p->caller_pid = getpid();
 	p->drop_root = geteuid() == 0;
 	if (p->drop_root) {
-		if (nat_resolve_user(cfg->sandbox_user, &p->host_uid, &p->host_gid, err) != 0)
+		if (nat_resolve_user(ns->sandbox_user, &p->host_uid, &p->host_gid, err) != 0)
 			goto fail;
 	} else {
 		p->host_uid = geteuid();
@@ -271,8 +295,9 @@ static int native_wait(struct sb_sandbox *sb, struct sb_exit *ex, struct sb_erro
 	return 0;
 }
 
-const struct sb_backend sb_backend_native = {
-	.name = "native",
+const struct sb_backend_ops sb_native_ops = {
+	.open = native_open,
+	.close = native_close,
 	.status = nat_status,
 	.spawn = native_spawn,
 	.kill = native_kill,

@@ -14,8 +14,9 @@ static json_t *exe(const char *path)
 	return json_pack("{s:s, s:b}", "path", path, "present", path[0] && access(path, X_OK) == 0);
 }
 
-json_t *nat_status(const struct sb_config *cfg)
+json_t *nat_status(void *self)
 {
+	const struct nat_self *ns = self;
 	json_t *o = json_pack("{s:s}", "name", "native");
 	bool ok = true;
 	char msg[1024] = "", hint[1024] = "";
@@ -26,14 +27,14 @@ json_t *nat_status(const struct sb_config *cfg)
 	bool root = uid == 0;
 	if (root) {
 		struct sb_error e = {0};
-		if (nat_resolve_user(cfg->sandbox_user, &uid, &gid, &e) != 0) {
+		if (nat_resolve_user(ns->sandbox_user, &uid, &gid, &e) != 0) {
 			ok = false;
 			snprintf(msg, sizeof msg, "%s", e.msg);
 			snprintf(hint, sizeof hint, "%s", e.hint);
 		}
 		json_object_set_new(o, "started_as_root", json_true());
 		json_object_set_new(o, "sandbox_user", json_pack("{s:s, s:I}", "name",
-								 cfg->sandbox_user[0] ? cfg->sandbox_user : "nobody",
+								 ns->sandbox_user[0] ? ns->sandbox_user : "nobody",
 								 "host_uid", (json_int_t)uid));
 	}
 
@@ -98,9 +99,8 @@ json_t *nat_status(const struct sb_config *cfg)
 				      have[1] ? cgname : "rlimit NPROC", "cpus", have[2] ? cgname : NULL, "nofile_fsize_core",
 				      "rlimit"));
 
-	json_object_set_new(o, "sage", exe(cfg->sage));
-	json_object_set_new(o, "python", exe(cfg->python));
-	json_object_set_new(o, "shell", exe(cfg->shell));
+	for (size_t i = 0; i < sizeof ns->commands / sizeof ns->commands[0] && ns->commands[i].name[0]; i++)
+		json_object_set_new(o, ns->commands[i].name, exe(ns->commands[i].path));
 	json_object_set_new(o, "available", json_boolean(ok));
 	if (!ok) {
 		json_object_set_new(o, "error", json_string(msg));

@@ -74,33 +74,25 @@ static bool user_is_root(const char *u)
 	return true;
 }
 
-/* The backstop deadline conmon enforces even if sagebox itself dies: the
- * container cannot outlive its purpose by more than this. */
-static unsigned backstop_s(const struct sb_config *cfg, const struct sb_limits *l)
+int pm_build_run_argv(const struct pm_self *pm, const struct pm_info *info, const struct pm_plan *plan,
+		      const char *name, const char *owner, const char *image_ref, const struct sb_sandbox_req *req,
+		      struct pm_argv *a, struct sb_error *err)
 {
-	if (cfg->isolation == SB_ISOLATION_FRESH)
-		return l->timeout_s + 60;
-	if (cfg->worker_max_minutes == 0)
-		return 0;
-	return cfg->worker_max_minutes * 60u + SB_TIMEOUT_MAX_S + 60u;
-}
-
-int pm_build_run_argv(const struct sb_config *cfg, enum pm_engine eng, const struct pm_info *info,
-		      const struct pm_plan *plan, const char *name, const char *owner, const char *image_ref,
-		      const char *const *argv, const struct sb_limits *l, struct pm_argv *a, struct sb_error *err)
-{
+	const enum pm_engine eng = pm->eng;
+	const char *const *argv = req->argv;
+	const struct sb_limits *l = req->limits;
 	memset(a, 0, sizeof *a);
 	if (!argv || !argv[0] || argv[0][0] != '/')
 		return sb_fail(err, "internal: the sandboxed command must be an absolute path");
-	if (!cfg->container_user[0] || user_is_root(cfg->container_user)) {
+	if (!pm->container_user[0] || user_is_root(pm->container_user)) {
 		sb_fail(err, "refusing to run as container user '%s': code must not run as root in the container",
-			cfg->container_user);
+			pm->container_user);
 		return sb_hint(err, "set container_user (--container-user) to the image's unprivileged user, e.g. sage");
 	}
 	if (image_ref[0] == '-')
 		return sb_fail(err, "refusing image reference '%s': it would be read as an option", image_ref);
 	int r = 0;
-	r |= push(a, pm_exe(cfg, eng));
+	r |= push(a, pm->exe);
 	if (eng == PM_PODMAN)
 		/* podman's warnings ("/" is not a shared mount, ...) would
 		 * otherwise be mixed into the program's stderr. */
@@ -159,7 +151,7 @@ int pm_build_run_argv(const struct sb_config *cfg, enum pm_engine eng, const str
 	/* Stops: code owning the image's files and running with the host
 	 * user's own identity (container root = host user when rootless). */
 	r |= push(a, "--user");
-	r |= push(a, cfg->container_user);
+	r |= push(a, pm->container_user);
 	/* Stops: privileged kernel interfaces (mount, raw sockets, ptrace of
 	 * other processes, chown tricks) and regaining privilege through
 	 * setuid/file-capability binaries in the image. */
@@ -210,12 +202,11 @@ int pm_build_run_argv(const struct sb_config *cfg, enum pm_engine eng, const str
 	/* Output reaches us through the attach pipes; the engine keeps no log
 	 * file of it, so a flood cannot fill the host's disk. */
 	r |= push(a, "--log-driver=none");
-	unsigned bs = backstop_s(cfg, l);
-	if (eng == PM_PODMAN && bs > 0) {
+	if (eng == PM_PODMAN && req->lifetime_s > 0) {
 		/* Backstop: conmon kills the container at this age even when
 		 * sagebox was killed and nobody is left to do it. */
 		r |= push(a, "--timeout");
-		r |= pushf(a, "%u", bs);
+		r |= pushf(a, "%u", req->lifetime_s);
 	}
 	r |= push(a, "--entrypoint");
 	r |= push(a, argv[0]);

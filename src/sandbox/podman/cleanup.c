@@ -64,9 +64,10 @@ int pm_remove(const char *exe, enum pm_engine eng, const char *name)
 	return exists(exe, eng, name) ? -1 : 0;
 }
 
-int pm_cleanup_orphans(const struct sb_config *cfg, enum pm_engine eng)
+int pm_cleanup_orphans(const struct pm_self *pm)
 {
-	const char *exe = pm_exe(cfg, eng);
+	const enum pm_engine eng = pm->eng;
+	const char *exe = pm->exe;
 	const char *pargv[] = {exe, "--log-level=error", "ps", "-a", "--filter", "label=" PM_LABEL, "--format",
 			       "{{.Names}}\t{{index .Labels \"" PM_OWNER_KEY "\"}}", NULL};
 	const char *dargv[] = {exe, "ps", "-a", "--filter", "label=" PM_LABEL, "--format",
@@ -108,13 +109,14 @@ int pm_orphans_removed(void)
 	return n;
 }
 
-int pm_cleanup_orphans_once(const struct sb_config *cfg, enum pm_engine eng)
+int pm_cleanup_orphans_once(const struct pm_self *pm)
 {
+	const enum pm_engine eng = pm->eng;
 	int n = 0;
 	pthread_mutex_lock(&once_lock);
 	if (!done[eng == PM_DOCKER]) {
 		done[eng == PM_DOCKER] = true;
-		n = pm_cleanup_orphans(cfg, eng);
+		n = pm_cleanup_orphans(pm);
 		orphans_removed += n;
 	}
 	pthread_mutex_unlock(&once_lock);

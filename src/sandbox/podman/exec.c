@@ -25,11 +25,11 @@ const char *pm_engine_name(enum pm_engine eng)
 	return eng == PM_DOCKER ? "docker" : "podman";
 }
 
-const char *pm_exe(const struct sb_config *cfg, enum pm_engine eng)
+const char *pm_exe_for(const char *setting, enum pm_engine eng)
 {
-	if (eng == PM_DOCKER && strcmp(cfg->podman, "podman") == 0)
+	if (eng == PM_DOCKER && (!setting || strcmp(setting, "podman") == 0))
 		return "docker";
-	return cfg->podman[0] ? cfg->podman : pm_engine_name(eng);
+	return setting && setting[0] ? setting : pm_engine_name(eng);
 }
 
 /* The seed's allow-list. Stops: API keys, tokens and other secrets of the

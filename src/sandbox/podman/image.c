@@ -32,13 +32,14 @@ static void repo_of(const char *ref, char *out, size_t n)
 		*colon = '\0';
 }
 
-int pm_image_inspect(const struct sb_config *cfg, enum pm_engine eng, struct pm_image *img,
+int pm_image_inspect(const struct pm_self *pm, struct pm_image *img,
 		     struct sb_error *err)
 {
+	const enum pm_engine eng = pm->eng;
 	memset(img, 0, sizeof *img);
-	const char *exe = pm_exe(cfg, eng);
-	const char *pargv[] = {exe, "--log-level=error", "image", "inspect", "--", cfg->image, NULL};
-	const char *dargv[] = {exe, "image", "inspect", "--", cfg->image, NULL};
+	const char *exe = pm->exe;
+	const char *pargv[] = {exe, "--log-level=error", "image", "inspect", "--", pm->image, NULL};
+	const char *dargv[] = {exe, "image", "inspect", "--", pm->image, NULL};
 	struct pm_out o;
 	if (pm_run(exe, eng == PM_DOCKER ? dargv : pargv, eng, PM_HELPER_TIMEOUT_MS, &o) < 0) {
 		bool missing = !o.spawn_errno && !o.timed_out &&
@@ -49,19 +50,19 @@ int pm_image_inspect(const struct sb_config *cfg, enum pm_engine eng, struct pm_
 		pm_out_free(&o);
 		if (missing)
 			return 0;
-		return sb_fail(err, "'%s image inspect %s' failed (%s)", exe, cfg->image, d);
+		return sb_fail(err, "'%s image inspect %s' failed (%s)", exe, pm->image, d);
 	}
 	json_t *j = json_loads(o.out, 0, NULL);
 	pm_out_free(&o);
 	json_t *first = json_array_get(j, 0);
 	if (!json_is_object(first)) {
 		json_decref(j);
-		return sb_fail(err, "cannot read '%s image inspect %s' output", exe, cfg->image);
+		return sb_fail(err, "cannot read '%s image inspect %s' output", exe, pm->image);
 	}
 	const char *id = json_string_value(json_object_get(first, "Id"));
 	if (!id || !id[0]) {
 		json_decref(j);
-		return sb_fail(err, "'%s image inspect %s' shows no image ID", exe, cfg->image);
+		return sb_fail(err, "'%s image inspect %s' shows no image ID", exe, pm->image);
 	}
 	img->present = true;
 	snprintf(img->id, sizeof img->id, "%s", id);
@@ -73,7 +74,7 @@ int pm_image_inspect(const struct sb_config *cfg, enum pm_engine eng, struct pm_
 		img->size = (uint64_t)json_integer_value(size);
 	/* A pinned reference for the same repository, if the engine knows one. */
 	char repo[512];
-	repo_of(cfg->image, repo, sizeof repo);
+	repo_of(pm->image, repo, sizeof repo);
 	size_t i;
 	json_t *rd;
 	json_array_foreach(json_object_get(first, "RepoDigests"), i, rd) {
@@ -99,16 +100,17 @@ bool pm_image_floating(const char *image)
 	return strchr(image, '@') == NULL;
 }
 
-int pm_refuse_missing_image(const struct sb_config *cfg, enum pm_engine eng, struct sb_error *err)
+int pm_refuse_missing_image(const struct pm_self *pm, struct sb_error *err)
 {
-	const char *exe = pm_exe(cfg, eng);
+	const enum pm_engine eng = pm->eng;
+	const char *exe = pm->exe;
 	sb_fail(err, "image '%s' is not present in %s's local storage, and sagebox never pulls images "
 		     "(--pull=never)",
-		cfg->image, pm_engine_name(eng));
-	if (strcmp(cfg->image, PM_BUILD_TAG) == 0)
+		pm->image, pm_engine_name(eng));
+	if (strcmp(pm->image, PM_BUILD_TAG) == 0)
 		return sb_hint(err, "build it (no registry needed, a few minutes): sagebox image build --tag %s",
 			       PM_BUILD_TAG);
 	return sb_hint(err, "get it with: %s pull %s   -- or, without a registry, build one from Debian's "
 			    "sagemath package: sagebox image build --tag %s, then use --image %s",
-		       exe, cfg->image, PM_BUILD_TAG, PM_BUILD_TAG);
+		       exe, pm->image, PM_BUILD_TAG, PM_BUILD_TAG);
 }

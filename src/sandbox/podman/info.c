@@ -172,9 +172,10 @@ static void parse_docker(json_t *j, struct pm_info *in)
 	in->cg_cpu = json_is_true(json_object_get(j, "CpuCfsQuota")) && !v1_rootless;
 }
 
-static int query(const struct sb_config *cfg, enum pm_engine eng, struct pm_info *in, struct sb_error *err)
+static int query(const struct pm_self *pm, struct pm_info *in, struct sb_error *err)
 {
-	const char *exe = pm_exe(cfg, eng);
+	const enum pm_engine eng = pm->eng;
+	const char *exe = pm->exe;
 	const char *pargv[] = {exe, "--log-level=error", "info", "--format", "json", NULL};
 	const char *dargv[] = {exe, "info", "--format", "{{json .}}", NULL};
 	struct pm_out o;
@@ -220,9 +221,10 @@ static int query(const struct sb_config *cfg, enum pm_engine eng, struct pm_info
 	return 0;
 }
 
-int pm_info_get(const struct sb_config *cfg, enum pm_engine eng, struct pm_info *info, struct sb_error *err)
+int pm_info_get(const struct pm_self *pm, struct pm_info *info, struct sb_error *err)
 {
-	const char *exe = pm_exe(cfg, eng);
+	const enum pm_engine eng = pm->eng;
+	const char *exe = pm->exe;
 	time_t now = time(NULL);
 	pthread_mutex_lock(&info_lock);
 	if (cache.valid && cache.eng == eng && strcmp(cache.exe, exe) == 0 && now >= cache.at &&
@@ -233,7 +235,7 @@ int pm_info_get(const struct sb_config *cfg, enum pm_engine eng, struct pm_info 
 	}
 	pthread_mutex_unlock(&info_lock);
 	struct pm_info fresh;
-	if (query(cfg, eng, &fresh, err) < 0)
+	if (query(pm, &fresh, err) < 0)
 		return -1;
 	pthread_mutex_lock(&info_lock);
 	/* Only a rootless answer is cached: a refusal is re-checked on the
@@ -248,10 +250,11 @@ int pm_info_get(const struct sb_config *cfg, enum pm_engine eng, struct pm_info 
 	return 0;
 }
 
-int pm_refuse_not_rootless(const struct sb_config *cfg, enum pm_engine eng, const struct pm_info *info,
+int pm_refuse_not_rootless(const struct pm_self *pm, const struct pm_info *info,
 			   struct sb_error *err)
 {
-	const char *exe = pm_exe(cfg, eng);
+	const enum pm_engine eng = pm->eng;
+	const char *exe = pm->exe;
 	if (eng == PM_DOCKER) {
 		sb_fail(err, "refusing to run: Docker is not confirmed to be rootless (%s); a rootful daemon "
 			     "runs containers as host root, one kernel bug away from owning this machine",

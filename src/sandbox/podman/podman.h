@@ -13,7 +13,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "config/config.h"
+#include <limits.h>
+
 #include "core/limits.h"
 #include "util/error.h"
 
@@ -33,11 +34,20 @@ enum pm_engine { PM_PODMAN, PM_DOCKER };
 /* How long a successful `podman info` is trusted (rootless, cgroups). */
 #define PM_INFO_TTL_S 30
 
+/* An open podman or docker backend: its settings, copied at open. */
+struct pm_self {
+	enum pm_engine eng;
+	char exe[PATH_MAX];        /* the engine executable (pm_exe_for) */
+	char image[512];
+	char container_user[64];
+	struct sb_limits limits;   /* a job's defaults, for status */
+};
+
 /* ---- exec.c: run the engine with a scrubbed environment ---- */
 
-/* The executable to run: cfg->podman, or "docker" for the docker engine
- * when the setting was left at its default "podman". */
-const char *pm_exe(const struct sb_config *cfg, enum pm_engine eng);
+/* The executable to run: the `podman` setting, or "docker" for the docker
+ * engine when the setting was left at its default "podman". */
+const char *pm_exe_for(const char *setting, enum pm_engine eng);
 
 /* The environment passed TO podman/docker (not into the container): the
  * seed's allow-list, plus the DOCKER_* endpoint variables for docker.
@@ -86,9 +96,9 @@ struct pm_info {
  * cache for PM_INFO_TTL_S seconds. Returns 0, or -1 with err filled when
  * the engine cannot be run or its answer cannot be read. Does NOT fail on
  * rootless=false: the caller decides (status reports, spawn refuses). */
-int pm_info_get(const struct sb_config *cfg, enum pm_engine eng, struct pm_info *info, struct sb_error *err);
+int pm_info_get(const struct pm_self *pm, struct pm_info *info, struct sb_error *err);
 /* Fill err with the refusal for a non-rootless engine. Returns -1. */
-int pm_refuse_not_rootless(const struct sb_config *cfg, enum pm_engine eng, const struct pm_info *info,
+int pm_refuse_not_rootless(const struct pm_self *pm, const struct pm_info *info,
 			   struct sb_error *err);
 
 /* ---- image.c ---- */
@@ -100,15 +110,15 @@ struct pm_image {
 	char repo_digest[640];/* name@sha256:... usable as a pinned setting, or empty */
 	uint64_t size;
 };
-/* Inspect cfg->image. Returns 0 (present or not, see img->present), -1 with
+/* Inspect pm->image. Returns 0 (present or not, see img->present), -1 with
  * err filled when the engine failed for another reason. */
-int pm_image_inspect(const struct sb_config *cfg, enum pm_engine eng, struct pm_image *img,
+int pm_image_inspect(const struct pm_self *pm, struct pm_image *img,
 		     struct sb_error *err);
 /* Is this image reference a floating tag (no digest; ":latest" or no tag)? */
 bool pm_image_floating(const char *image);
 /* The refusal for a missing image: what is missing, the exact pull command
  * and the local-build alternative. Returns -1. */
-int pm_refuse_missing_image(const struct sb_config *cfg, enum pm_engine eng, struct sb_error *err);
+int pm_refuse_missing_image(const struct pm_self *pm, struct sb_error *err);
 
 /* ---- limits.c: what this host can enforce, and how ---- */
 
@@ -141,10 +151,10 @@ struct pm_argv {
 };
 /* Build: run --rm -i --name NAME --label ... IMAGE_ID argv[1..].
  * Returns 0, -1 with err filled (bad argv[0], out of memory). */
-int pm_build_run_argv(const struct sb_config *cfg, enum pm_engine eng, const struct pm_info *info,
-		      const struct pm_plan *plan, const char *name, const char *owner, const char *image_ref,
-		      const char *const *argv, const struct sb_limits *l, struct pm_argv *out,
-		      struct sb_error *err);
+struct sb_sandbox_req;
+int pm_build_run_argv(const struct pm_self *pm, const struct pm_info *info, const struct pm_plan *plan,
+		      const char *name, const char *owner, const char *image_ref, const struct sb_sandbox_req *req,
+		      struct pm_argv *out, struct sb_error *err);
 void pm_argv_free(struct pm_argv *a);
 
 /* ---- owner.c: who started a container, and is it still alive ---- */
@@ -166,27 +176,31 @@ void pm_kill_container(const char *exe, enum pm_engine eng, const char *name);
 int pm_remove(const char *exe, enum pm_engine eng, const char *name);
 /* Once per process: remove containers with our label whose owner is dead
  * (a sagebox killed with SIGKILL mid-run). Returns how many were removed. */
-int pm_cleanup_orphans_once(const struct sb_config *cfg, enum pm_engine eng);
+int pm_cleanup_orphans_once(const struct pm_self *pm);
 /* How many orphans this process removed so far. */
 int pm_orphans_removed(void);
 /* The same, unconditionally (for tests and status). */
-int pm_cleanup_orphans(const struct sb_config *cfg, enum pm_engine eng);
+int pm_cleanup_orphans(const struct pm_self *pm);
 
 /* ---- status.c / spawn.c: the two backends share these ---- */
-json_t *pm_engine_json(const struct sb_config *cfg, enum pm_engine eng, const struct pm_info *info);
-json_t *pm_image_json(const struct sb_config *cfg, enum pm_engine eng, const struct pm_image *img);
+json_t *pm_engine_json(const struct pm_self *pm, const struct pm_info *info);
+json_t *pm_image_json(const struct pm_self *pm, const struct pm_image *img);
 /* What a sandbox with these limits enforces on this host (sb->enforced). */
-json_t *pm_enforced_json(const struct sb_config *cfg, enum pm_engine eng, const struct pm_info *info,
+json_t *pm_enforced_json(const struct pm_self *pm, const struct pm_info *info,
 			 const struct pm_plan *plan, const struct pm_image *img, const struct sb_limits *l);
-json_t *pm_status(const struct sb_config *cfg, enum pm_engine eng);
+json_t *pm_status(const struct pm_self *pm);
 struct sb_sandbox;
 struct sb_sandbox_req;
 struct sb_exit;
-int pm_spawn(const struct sb_config *cfg, enum pm_engine eng, const struct sb_sandbox_req *req,
+int pm_spawn(const struct pm_self *pm, const struct sb_sandbox_req *req,
 	     struct sb_sandbox *sb, struct sb_error *err);
 void pm_kill(struct sb_sandbox *sb);
 int pm_wait(struct sb_sandbox *sb, struct sb_exit *ex, struct sb_error *err);
 
 const char *pm_engine_name(enum pm_engine eng);
+
+/* ---- build.c: `sagebox image build` (the image_build operation) ---- */
+struct sb_image_recipe;
+int pm_image_build(const struct pm_self *pm, const struct sb_image_recipe *r);
 
 #endif

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sandbox/sandbox.h"
+#include "sandbox/backends.h"
 
 struct pm_priv {
 	enum pm_engine eng;
@@ -49,54 +49,58 @@ static struct {
 	struct pm_image img;
 } img_cache;
 
-static int image_get(const struct sb_config *cfg, enum pm_engine eng, struct pm_image *img, struct sb_error *err)
+static int image_get(const struct pm_self *pm, struct pm_image *img, struct sb_error *err)
 {
-	const char *exe = pm_exe(cfg, eng);
+	const enum pm_engine eng = pm->eng;
+	const char *exe = pm->exe;
 	time_t now = time(NULL);
 	pthread_mutex_lock(&img_lock);
 	if (img_cache.valid && img_cache.eng == eng && now >= img_cache.at && now - img_cache.at < PM_INFO_TTL_S &&
-	    strcmp(img_cache.exe, exe) == 0 && strcmp(img_cache.image, cfg->image) == 0) {
+	    strcmp(img_cache.exe, exe) == 0 && strcmp(img_cache.image, pm->image) == 0) {
 		*img = img_cache.img;
 		pthread_mutex_unlock(&img_lock);
 		return 0;
 	}
 	pthread_mutex_unlock(&img_lock);
-	if (pm_image_inspect(cfg, eng, img, err) < 0)
+	if (pm_image_inspect(pm, img, err) < 0)
 		return -1;
 	pthread_mutex_lock(&img_lock);
 	img_cache.valid = img->present; /* a missing image is looked up again */
 	img_cache.at = now;
 	img_cache.eng = eng;
 	snprintf(img_cache.exe, sizeof img_cache.exe, "%s", exe);
-	snprintf(img_cache.image, sizeof img_cache.image, "%s", cfg->image);
+	snprintf(img_cache.image, sizeof img_cache.image, "%s", pm->image);
 	img_cache.img = *img;
 	pthread_mutex_unlock(&img_lock);
 	return 0;
 }
 
-int pm_spawn(const struct sb_config *cfg, enum pm_engine eng, const struct sb_sandbox_req *req,
+int pm_spawn(const struct pm_self *pm, const struct sb_sandbox_req *req,
 	     struct sb_sandbox *sb, struct sb_error *err)
 {
+	const enum pm_engine eng = pm->eng;
 	sb->pid = -1;
 	sb->stdin_fd = sb->stdout_fd = sb->stderr_fd = -1;
 	sb->enforced = NULL;
 	sb->priv = NULL;
-	const struct sb_limits *l = req->limits ? req->limits : &cfg->limits;
+	const struct sb_limits *l = req->limits ? req->limits : &pm->limits;
+	struct sb_sandbox_req full = *req;
+	full.limits = l;
 
 	/* Refuse a rootful engine: a container escape there is host root. */
 	struct pm_info info;
-	if (pm_info_get(cfg, eng, &info, err) < 0)
+	if (pm_info_get(pm, &info, err) < 0)
 		return -1;
 	if (!info.rootless)
-		return pm_refuse_not_rootless(cfg, eng, &info, err);
+		return pm_refuse_not_rootless(pm, &info, err);
 	/* What a SIGKILLed sagebox left behind goes first. */
-	pm_cleanup_orphans_once(cfg, eng);
+	pm_cleanup_orphans_once(pm);
 
 	struct pm_image img;
-	if (image_get(cfg, eng, &img, err) < 0)
+	if (image_get(pm, &img, err) < 0)
 		return -1;
 	if (!img.present)
-		return pm_refuse_missing_image(cfg, eng, err);
+		return pm_refuse_missing_image(pm, err);
 
 	struct pm_plan plan;
 	pm_plan_limits(&info, &plan);
@@ -104,12 +108,12 @@ int pm_spawn(const struct sb_config *cfg, enum pm_engine eng, const struct sb_sa
 	if (!p)
 		return sb_fail_errno(err, "out of memory");
 	p->eng = eng;
-	snprintf(p->exe, sizeof p->exe, "%s", pm_exe(cfg, eng));
+	snprintf(p->exe, sizeof p->exe, "%s", pm->exe);
 	pm_container_name(p->name, sizeof p->name);
 	pthread_mutex_init(&p->lock, NULL);
 
 	struct pm_argv a;
-	if (pm_build_run_argv(cfg, eng, &info, &plan, p->name, pm_owner_self(), img.id, req->argv, l, &a, err) < 0)
+	if (pm_build_run_argv(pm, &info, &plan, p->name, pm_owner_self(), img.id, &full, &a, err) < 0)
 		goto fail;
 	int fds[3];
 	int rc = pm_spawn_piped(p->exe, a.v, eng, &sb->pid, fds, err);
@@ -119,9 +123,8 @@ int pm_spawn(const struct sb_config *cfg, enum pm_engine eng, const struct sb_sa
 	sb->stdin_fd = fds[0];
 	sb->stdout_fd = fds[1];
 	sb->stderr_fd = fds[2];
-	sb->backend = eng == PM_DOCKER ? &sb_backend_docker : &sb_backend_podman;
 	sb->priv = p;
-	sb->enforced = pm_enforced_json(cfg, eng, &info, &plan, &img, l);
+	sb->enforced = pm_enforced_json(pm, &info, &plan, &img, l);
 	json_object_set_new(sb->enforced, "container",
 			    json_pack("{s:s, s:s}", "name", p->name, "owner", pm_owner_self()));
 	return 0;
@@ -216,37 +219,67 @@ int pm_wait(struct sb_sandbox *sb, struct sb_exit *ex, struct sb_error *err)
 	return ret;
 }
 
-static json_t *podman_status(const struct sb_config *cfg)
+static void *pm_open(const struct sb_backend_settings *s, enum pm_engine eng, struct sb_error *err)
 {
-	return pm_status(cfg, PM_PODMAN);
-}
-static int podman_spawn(const struct sb_config *cfg, const struct sb_sandbox_req *req, struct sb_sandbox *sb,
-			struct sb_error *err)
-{
-	return pm_spawn(cfg, PM_PODMAN, req, sb, err);
-}
-static json_t *docker_status(const struct sb_config *cfg)
-{
-	return pm_status(cfg, PM_DOCKER);
-}
-static int docker_spawn(const struct sb_config *cfg, const struct sb_sandbox_req *req, struct sb_sandbox *sb,
-			struct sb_error *err)
-{
-	return pm_spawn(cfg, PM_DOCKER, req, sb, err);
+	struct pm_self *pm = calloc(1, sizeof *pm);
+	if (!pm) {
+		sb_fail(err, "out of memory");
+		return NULL;
+	}
+	pm->eng = eng;
+	snprintf(pm->exe, sizeof pm->exe, "%s", pm_exe_for(s->engine, eng));
+	snprintf(pm->image, sizeof pm->image, "%s", s->image ? s->image : "");
+	snprintf(pm->container_user, sizeof pm->container_user, "%s", s->container_user ? s->container_user : "");
+	pm->limits = s->limits;
+	return pm;
 }
 
-const struct sb_backend sb_backend_podman = {
-	.name = "podman",
-	.status = podman_status,
-	.spawn = podman_spawn,
+static void *podman_open(const struct sb_backend_settings *s, struct sb_error *err)
+{
+	return pm_open(s, PM_PODMAN, err);
+}
+
+static void *docker_open(const struct sb_backend_settings *s, struct sb_error *err)
+{
+	return pm_open(s, PM_DOCKER, err);
+}
+
+static void pm_close(void *self)
+{
+	free(self);
+}
+
+static json_t *pm_status_op(void *self)
+{
+	return pm_status(self);
+}
+
+static int pm_spawn_op(void *self, const struct sb_sandbox_req *req, struct sb_sandbox *sb, struct sb_error *err)
+{
+	return pm_spawn(self, req, sb, err);
+}
+
+static int pm_image_build_op(void *self, const struct sb_image_recipe *r)
+{
+	return pm_image_build(self, r);
+}
+
+const struct sb_backend_ops sb_podman_ops = {
+	.open = podman_open,
+	.close = pm_close,
+	.status = pm_status_op,
+	.spawn = pm_spawn_op,
 	.kill = pm_kill,
 	.wait = pm_wait,
+	.image_build = pm_image_build_op,
 };
 
-const struct sb_backend sb_backend_docker = {
-	.name = "docker",
-	.status = docker_status,
-	.spawn = docker_spawn,
+const struct sb_backend_ops sb_docker_ops = {
+	.open = docker_open,
+	.close = pm_close,
+	.status = pm_status_op,
+	.spawn = pm_spawn_op,
 	.kill = pm_kill,
 	.wait = pm_wait,
+	.image_build = pm_image_build_op,
 };

@@ -10,19 +10,20 @@
 
 #define PM_BUILD_CMD "sagebox image build --tag localhost/sagebox-sage:deb12"
 
-json_t *pm_engine_json(const struct sb_config *cfg, enum pm_engine eng, const struct pm_info *info)
+json_t *pm_engine_json(const struct pm_self *pm, const struct pm_info *info)
 {
+	const enum pm_engine eng = pm->eng;
 	return json_pack("{s:s, s:s, s:s, s:b, s:s, s:s, s:s, s:i, s:s, s:{s:b, s:b, s:b}}", "name",
-			 pm_engine_name(eng), "executable", pm_exe(cfg, eng), "version", info->version, "rootless",
+			 pm_engine_name(eng), "executable", pm->exe, "version", info->version, "rootless",
 			 info->rootless, "rootless_check", info->rootless_how, "oci_runtime", info->oci_runtime,
 			 "storage_driver", info->storage_driver, "cgroup_version", info->cgroup_version,
 			 "cgroup_manager", info->cgroup_manager, "security", "seccomp", info->seccomp, "apparmor",
 			 info->apparmor, "selinux", info->selinux);
 }
 
-json_t *pm_image_json(const struct sb_config *cfg, enum pm_engine eng, const struct pm_image *img)
+json_t *pm_image_json(const struct pm_self *pm, const struct pm_image *img)
 {
-	json_t *o = json_pack("{s:s, s:b}", "name", cfg->image, "present", img->present);
+	json_t *o = json_pack("{s:s, s:b}", "name", pm->image, "present", img->present);
 	if (img->present) {
 		json_object_set_new(o, "id", json_string(img->id));
 		if (img->digest[0])
@@ -30,7 +31,7 @@ json_t *pm_image_json(const struct sb_config *cfg, enum pm_engine eng, const str
 		if (img->size)
 			json_object_set_new(o, "size_bytes", json_integer((json_int_t)img->size));
 	}
-	bool floating = pm_image_floating(cfg->image);
+	bool floating = pm_image_floating(pm->image);
 	json_object_set_new(o, "pinned", json_boolean(!floating));
 	if (floating) {
 		char *hint = NULL;
@@ -39,18 +40,18 @@ json_t *pm_image_json(const struct sb_config *cfg, enum pm_engine eng, const str
 			n = asprintf(&hint,
 				     "'%s' is a tag and may point to different content tomorrow; pin what you have "
 				     "tested with: image = %s",
-				     cfg->image, img->repo_digest);
+				     pm->image, img->repo_digest);
 		else if (img->present)
 			n = asprintf(&hint,
 				     "'%s' is a tag and may point to different content tomorrow; pin it with a "
 				     "digest (name@sha256:..., see '%s image inspect --format {{.RepoDigests}} %s') "
 				     "or use the image ID: image = %s",
-				     cfg->image, pm_exe(cfg, eng), cfg->image, img->id);
+				     pm->image, pm->exe, pm->image, img->id);
 		else
 			n = asprintf(&hint,
 				     "'%s' is a tag; after getting it, pin it as name@sha256:<digest> for "
 				     "reproducible results",
-				     cfg->image);
+				     pm->image);
 		if (n >= 0) {
 			json_object_set_new(o, "pin_hint", json_string(hint));
 			free(hint);
@@ -58,7 +59,7 @@ json_t *pm_image_json(const struct sb_config *cfg, enum pm_engine eng, const str
 	}
 	if (!img->present) {
 		char *cmd = NULL;
-		if (asprintf(&cmd, "%s pull %s", pm_exe(cfg, eng), cfg->image) >= 0) {
+		if (asprintf(&cmd, "%s pull %s", pm->exe, pm->image) >= 0) {
 			json_object_set_new(o, "pull_command", json_string(cmd));
 			free(cmd);
 		}
@@ -67,9 +68,10 @@ json_t *pm_image_json(const struct sb_config *cfg, enum pm_engine eng, const str
 	return o;
 }
 
-json_t *pm_enforced_json(const struct sb_config *cfg, enum pm_engine eng, const struct pm_info *info,
+json_t *pm_enforced_json(const struct pm_self *pm, const struct pm_info *info,
 			 const struct pm_plan *plan, const struct pm_image *img, const struct sb_limits *l)
 {
+	const enum pm_engine eng = pm->eng;
 	char tmpfs[128], work[160];
 	snprintf(tmpfs, sizeof tmpfs, "/tmp (tmpfs, %llu MiB, nosuid, nodev)",
 		 (unsigned long long)(l->tmpfs_bytes >> 20));
@@ -77,8 +79,8 @@ json_t *pm_enforced_json(const struct sb_config *cfg, enum pm_engine eng, const 
 		 (unsigned long long)(l->tmpfs_bytes >> 20));
 	json_t *o = json_pack(
 		"{s:s, s:o, s:o, s:s, s:b, s:s, s:s, s:[s, s, s], s:s, s:s, s:b, s:s, s:s, s:s}", "backend",
-		pm_engine_name(eng), "engine", pm_engine_json(cfg, eng, info), "image",
-		pm_image_json(cfg, eng, img), "user", cfg->container_user, "rootless", info->rootless, "network",
+		pm_engine_name(eng), "engine", pm_engine_json(pm, info), "image",
+		pm_image_json(pm, img), "user", pm->container_user, "rootless", info->rootless, "network",
 		"none", "root_filesystem", "read-only", "writable", tmpfs, work, "/dev/shm (tmpfs, 64 MiB)",
 		"host_mounts", "none (read-only: the engine's generated /etc/hosts, /etc/hostname, /run/.containerenv)", "capabilities", "none", "no_new_privileges", true, "seccomp",
 		plan->seccomp_profile ? "sagebox's profile: the engine's default without unshare, setns, mount, "
@@ -104,39 +106,40 @@ json_t *pm_enforced_json(const struct sb_config *cfg, enum pm_engine eng, const 
 	else if (!plan->seccomp_profile)
 		json_array_append_new(warn, json_string("sagebox's stricter seccomp profile could not be set up; "
 							"the engine's default allows new user namespaces"));
-	if (pm_image_floating(cfg->image))
+	if (pm_image_floating(pm->image))
 		json_array_append_new(warn, json_string("the image is a tag, not a pinned digest"));
 	json_object_set_new(o, "warnings", warn);
 	return o;
 }
 
-json_t *pm_status(const struct sb_config *cfg, enum pm_engine eng)
+json_t *pm_status(const struct pm_self *pm)
 {
+	const enum pm_engine eng = pm->eng;
 	struct sb_error err = {0};
 	struct pm_info info;
 	json_t *st = json_pack("{s:s, s:b, s:s}", "backend", pm_engine_name(eng), "available", false, "executable",
-			       pm_exe(cfg, eng));
-	if (pm_info_get(cfg, eng, &info, &err) < 0) {
+			       pm->exe);
+	if (pm_info_get(pm, &info, &err) < 0) {
 		json_object_set_new(st, "error", json_string(err.msg));
 		json_object_set_new(st, "hint", json_string(err.hint));
 		return st;
 	}
-	json_object_set_new(st, "engine", pm_engine_json(cfg, eng, &info));
+	json_object_set_new(st, "engine", pm_engine_json(pm, &info));
 	if (info.rootless)
-		pm_cleanup_orphans_once(cfg, eng);
+		pm_cleanup_orphans_once(pm);
 	struct pm_image img;
-	if (pm_image_inspect(cfg, eng, &img, &err) < 0) {
+	if (pm_image_inspect(pm, &img, &err) < 0) {
 		json_object_set_new(st, "error", json_string(err.msg));
 		return st;
 	}
 	struct pm_plan plan;
 	pm_plan_limits(&info, &plan);
-	json_object_set_new(st, "enforced", pm_enforced_json(cfg, eng, &info, &plan, &img, &cfg->limits));
+	json_object_set_new(st, "enforced", pm_enforced_json(pm, &info, &plan, &img, &pm->limits));
 	json_object_set_new(st, "orphans_removed", json_integer(pm_orphans_removed()));
 	if (!info.rootless) {
-		pm_refuse_not_rootless(cfg, eng, &info, &err);
+		pm_refuse_not_rootless(pm, &info, &err);
 	} else if (!img.present) {
-		pm_refuse_missing_image(cfg, eng, &err);
+		pm_refuse_missing_image(pm, &err);
 	} else {
 		json_object_set_new(st, "available", json_true());
 		return st;

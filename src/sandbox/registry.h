@@ -1,0 +1,20 @@
+/* The registry of backends (registry.c), by name. The rows themselves
+ * (struct sb_backend_type) are described in sandbox.h; config needs only the
+ * names. */
+#ifndef SAGEBOX_REGISTRY_H
+#define SAGEBOX_REGISTRY_H
+
+#include <stddef.h>
+
+/* The setting value that picks the first row (native). */
+#define SB_BACKEND_AUTO "auto"
+
+struct sb_backend_type;
+/* Every backend built in, in order of preference. */
+const struct sb_backend_type *sb_backend_types(size_t *n);
+/* The row for a setting value ("auto" included), or NULL. */
+const struct sb_backend_type *sb_backend_type_find(const char *name);
+/* "auto|native|podman|docker|host": the setting's allowed values. */
+const char *sb_backend_names(void);
+
+#endif
