@@ -4,6 +4,10 @@
 # SAGEBOX_BIN: the binary under test (default: build/sagebox).
 set -eu
 cd "$(dirname "$0")"
+for tool in node npm; do
+	command -v "$tool" >/dev/null 2>&1 ||
+		{ echo "mcp tests: $tool is not installed: run scripts/install-deps --test" >&2; exit 1; }
+done
 if [ ! -d node_modules/@modelcontextprotocol/sdk ] || [ ! -d node_modules/@modelcontextprotocol/inspector ]; then
 	npm ci --no-audit --no-fund >&2
 fi

@@ -6,11 +6,13 @@ build`, the Docker CLI against podman's Docker API socket. Nothing is mocked.
 Run as root (the tests switch to the test user with runuser, and one test
 checks that root's rootful podman is refused).
 """
+import atexit
 import json
 import os
 import pwd
 import shutil
 import subprocess
+import tempfile
 import time
 
 import pytest
@@ -31,7 +33,21 @@ def _find_sagebox():
     return None
 
 
-SAGEBOX = _find_sagebox()
+def _shared_copy(path):
+    """A copy of the binary the test user can run: the build directory may
+    not be reachable to it (a checkout under /root is mode 700)."""
+    if not path:
+        return None
+    d = tempfile.mkdtemp(prefix="sagebox-podman-tests.")
+    atexit.register(shutil.rmtree, d, True)
+    os.chmod(d, 0o755)
+    dst = os.path.join(d, "sagebox")
+    shutil.copy(path, dst)
+    os.chmod(dst, 0o755)
+    return dst
+
+
+SAGEBOX = _shared_copy(_find_sagebox())
 
 
 def user_info():
@@ -54,8 +70,11 @@ def user_env(extra=None):
 
 
 def as_user_argv(argv, extra_env=None):
+    """argv run as the test user, from / (podman re-executes itself and
+    goes back to its directory, which the test user may not be able to
+    enter: a checkout under /root is mode 700)."""
     env = user_env(extra_env)
-    return ["runuser", "-u", USER, "--", "env", "-i"] + \
+    return ["runuser", "-u", USER, "--", "env", "-i", "-C", "/"] + \
         [f"{k}={v}" for k, v in env.items()] + list(argv)
 
 

@@ -1,5 +1,10 @@
 """seccomp: the kernel interfaces escapes go through are refused."""
+import platform
 import signal
+import subprocess
+import sys
+
+import pytest
 
 from conftest import run
 
@@ -107,11 +112,29 @@ print("signal", os.WTERMSIG(st) if os.WIFSIGNALED(st) else 0)
 """
 
 
-def test_foreign_architectures_killed():
-    import platform
+def foreign_arch_code(arch):
+    return "import sys; sys.argv.append(%r)\n" % arch + FOREIGN_ARCH
+
+
+def outside_sandbox(arch):
+    """What this kernel does with the same call when no sandbox is in the way."""
+    p = subprocess.run([sys.executable, "-I", "-c", foreign_arch_code(arch)],
+                       capture_output=True, text=True, timeout=60, cwd="/")
+    return p.stdout.strip() or f"no output (exit {p.returncode}): {p.stderr[-300:]}"
+
+
+@pytest.mark.parametrize("arch", ["i386", "x32"])
+def test_foreign_architectures_killed(arch):
     if platform.machine() != "x86_64":
-        return
-    for arch in ("i386", "x32"):
-        code = "import sys; sys.argv.append(%r)\n" % arch + FOREIGN_ARCH
-        r = run(code)
-        assert r.out.strip() == f"signal {int(signal.SIGSYS)}", (arch, r)
+        pytest.skip(f"the {arch} ABI exists only on x86_64 (this is {platform.machine()})")
+    # Where the kernel itself never lets the call reach its system call entry
+    # (no IA32 emulation, or a hypervisor that faults on int 0x80), there is no
+    # path for seccomp to close and nothing to assert. Where the call does
+    # reach the kernel outside (it returns, even with ENOSYS), the sandbox
+    # must kill it with SIGSYS.
+    outside = outside_sandbox(arch)
+    if outside != "signal 0":
+        pytest.skip(f"{arch} system calls do not reach this kernel: outside any sandbox "
+                    f"the same code ends with {outside}")
+    r = run(foreign_arch_code(arch))
+    assert r.out.strip() == f"signal {int(signal.SIGSYS)}", (arch, r)
