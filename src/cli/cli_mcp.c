@@ -12,7 +12,10 @@
 #include "mcp/audit.h"
 #include "mcp/mcp.h"
 #include "runner/runner.h"
+#include "tools/tool.h"
 #include "transport/stdio.h"
+#include "util/buf.h"
+#include "util/fd.h"
 
 /* Written once before the handlers are installed, read by them only. */
 static volatile sig_atomic_t stop_fd = -1;
@@ -28,19 +31,44 @@ static void on_signal(int sig)
 	errno = saved;
 }
 
+/* Print text wrapped at 78 columns. */
+static void wrapped(FILE *out, const char *text)
+{
+	size_t col = 0;
+	for (const char *p = text; *p;) {
+		size_t n = strcspn(p, " ");
+		if (col && col + 1 + n > 78) {
+			fputc('\n', out);
+			col = 0;
+		} else if (col) {
+			fputc(' ', out);
+			col++;
+		}
+		fwrite(p, 1, n, out);
+		col += n;
+		p += n;
+		p += strspn(p, " ");
+	}
+	fputc('\n', out);
+}
+
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"usage: sagebox mcp [SETTING FLAGS]\n"
-		"\n"
-		"Serve the Model Context Protocol over stdio (newline-delimited JSON-RPC on\n"
-		"stdin/stdout; logs go to stderr). Tools: run_sagemath, run_python, run_shell,\n"
-		"sandbox_status, sandbox_self_test. Every setting can be given as a flag\n"
-		"(--timeout 60, --memory 2g, --backend native, --audit-log FILE, ...) or as a\n"
-		"SAGEBOX_* variable in the client's config; see sagebox --help-settings.\n"
-		"\n"
-		"LM Studio (~/.lmstudio/mcp.json) or Claude Desktop:\n"
-		"  {\"mcpServers\": {\"sagebox\": {\"command\": \"sagebox\", \"args\": [\"mcp\"]}}}\n");
+	SB_AUTO_BUF about = {0};
+	char *tools = sb_tool_names();
+	sb_buf_printf(&about,
+		      "Serve the Model Context Protocol over stdio (newline-delimited JSON-RPC on "
+		      "stdin/stdout; logs go to stderr). Tools: %s. Every setting can be given as a flag "
+		      "(--timeout 60, --memory 2g, --backend native, --audit-log FILE, ...) or as a "
+		      "SAGEBOX_* variable in the client's config; see sagebox --help-settings.",
+		      tools ? tools : "?");
+	free(tools);
+	fputs("usage: sagebox mcp [SETTING FLAGS]\n\n", out);
+	wrapped(out, about.data ? about.data : "");
+	fputs("\n"
+	      "LM Studio (~/.lmstudio/mcp.json) or Claude Desktop:\n"
+	      "  {\"mcpServers\": {\"sagebox\": {\"command\": \"sagebox\", \"args\": [\"mcp\"]}}}\n",
+	      out);
 }
 
 static void handle_signals(void (*fn)(int))
@@ -62,12 +90,11 @@ static int take_stdio(int *in, int *out)
 {
 	*in = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
 	*out = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
-	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	SB_AUTO_FD null = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (*in < 0 || *out < 0 || null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
 		fprintf(stderr, "sagebox mcp: cannot set up stdin/stdout: %s\n", strerror(errno));
 		return -1;
 	}
-	close(null);
 	return 0;
 }
 
@@ -98,7 +125,8 @@ int sb_cli_mcp(int argc, char **argv)
 		return SB_EXIT_FAILURE;
 	}
 
-	int in, out;
+	SB_AUTO_FD in = -1;
+	SB_AUTO_FD out = -1;
 	if (take_stdio(&in, &out) < 0)
 		return SB_EXIT_FAILURE;
 	signal(SIGPIPE, SIG_IGN);
@@ -110,28 +138,25 @@ int sb_cli_mcp(int argc, char **argv)
 		fprintf(stderr, "sagebox mcp: the sandbox is not usable, tools will say why: %s\n", err.msg);
 
 	struct sb_stdio *io = sb_stdio_new(in, out, SB_STDIO_MAX_MESSAGE);
-	struct sb_mcp_sink sink = io ? sb_stdio_sink(io) : (struct sb_mcp_sink){0};
-	struct sb_mcp *srv = io ? sb_mcp_new(&cfg, runner, &err, audit.fd >= 0 ? &audit : NULL, &sink) : NULL;
-	int rc = 1;
+	struct sb_mcp_server *srv = io ? sb_mcp_server_new(&cfg, runner, &err, audit.fd >= 0 ? &audit : NULL) : NULL;
+	int rc = SB_EXIT_FAILURE;
 	if (srv) {
 		stop_fd = sb_stdio_stop_fd(io);
 		handle_signals(on_signal);
 		fprintf(stderr, "sagebox mcp: serving on stdio (backend %s)\n", cfg.backend);
-		rc = sb_stdio_serve(io, srv) < 0 ? 1 : 0;
-		if (rc)
-			fprintf(stderr, "sagebox mcp: reading stdin failed: %s\n", strerror(errno));
-		/* stdin closed (or a signal): kill running jobs, join every thread. */
-		sb_mcp_shutdown(srv);
+		/* Returns once stdin closed (or a signal) and every call ended. */
+		if (sb_stdio_serve(io, srv) < 0)
+			fprintf(stderr, "sagebox mcp: serving stdio failed: %s\n", strerror(errno));
+		else
+			rc = SB_EXIT_OK;
 		handle_signals(SIG_DFL);
 		stop_fd = -1;
 	} else {
 		fprintf(stderr, "sagebox mcp: out of memory\n");
 	}
-	sb_mcp_free(srv);
+	sb_mcp_server_free(srv);
 	sb_runner_free(runner);
 	sb_stdio_free(io);
 	sb_audit_close(&audit);
-	close(in);
-	close(out);
 	return rc;
 }

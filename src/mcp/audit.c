@@ -3,13 +3,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <nettle/sha2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "mcp/sha256.h"
+#include "util/fd.h"
 
 int sb_audit_open(struct sb_audit *a, const char *path, struct sb_error *err)
 {
@@ -31,6 +33,39 @@ void sb_audit_close(struct sb_audit *a)
 	a->fd = -1;
 }
 
+static void hex(const unsigned char *p, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = digits[p[i] >> 4];
+		out[2 * i + 1] = digits[p[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+void sb_audit_call_id(char id[17])
+{
+	unsigned char r[8];
+	ssize_t n = getrandom(r, sizeof r, 0);
+	if (n != (ssize_t)sizeof r) {
+		/* No entropy (cannot happen after boot): still unique in this log. */
+		static _Atomic unsigned long long seq;
+		unsigned long long v = ((unsigned long long)getpid() << 32) ^ ++seq;
+		memcpy(r, &v, sizeof r);
+	}
+	hex(r, sizeof r, id);
+}
+
+void sb_audit_sha256_hex(const void *data, size_t len, char out[65])
+{
+	struct sha256_ctx ctx;
+	unsigned char digest[SHA256_DIGEST_SIZE];
+	sha256_init(&ctx);
+	sha256_update(&ctx, len, data);
+	sha256_digest(&ctx, sizeof digest, digest);
+	hex(digest, sizeof digest, out);
+}
+
 static void iso8601_now(char *buf, size_t size)
 {
 	struct timespec ts;
@@ -41,25 +76,26 @@ static void iso8601_now(char *buf, size_t size)
 	snprintf(buf + n, size - n, ".%03ldZ", ts.tv_nsec / 1000000);
 }
 
-void sb_audit_write(struct sb_audit *a, const struct sb_audit_record *r)
+/* The fields both lines start with. */
+static json_t *line_head(const char *event, const struct sb_audit_record *r)
 {
-	char when[40], hash[65];
+	char when[40];
 	iso8601_now(when, sizeof when);
-	json_t *o = json_pack("{s:s, s:s}", "time", when, "tool", r->tool);
+	json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s}", "time", when, "event", event, "call", r->call, "client",
+			      r->client ? r->client : "", "tool", r->tool);
+	if (r->client_info && r->client_info[0])
+		json_object_set_new(o, "client_info", json_string(r->client_info));
 	if (r->code) {
-		sb_sha256_hex(r->code, r->code_len, hash);
-		json_object_set_new(o, "code_sha256", json_string(hash));
+		json_object_set_new(o, "code_sha256", json_string(r->code_sha256));
 		json_object_set_new(o, "code_bytes", json_integer((json_int_t)r->code_len));
 		json_object_set_new(o, "code_chars", json_integer((json_int_t)r->code_chars));
-		json_object_set_new(o, "timeout_seconds", json_integer(r->timeout_s));
 	}
-	json_object_set_new(o, "backend", json_string(r->backend));
-	json_t *verdict = json_string(r->verdict);
-	json_object_set_new(o, "verdict", verdict ? verdict : json_string("?"));
-	json_object_set_new(o, "duration_ms", json_integer((json_int_t)r->duration_ms));
-	json_object_set_new(o, "ok", json_boolean(r->ok));
+	return o;
+}
 
-	char *text = json_dumps(o, JSON_COMPACT);
+static void append(struct sb_audit *a, json_t *o)
+{
+	char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	json_decref(o);
 	if (!text)
 		return;
@@ -68,13 +104,30 @@ void sb_audit_write(struct sb_audit *a, const struct sb_audit_record *r)
 	pthread_mutex_lock(&a->lock);
 	/* One write of the whole line: O_APPEND keeps lines from several
 	 * servers sharing a log from interleaving. */
-	ssize_t w;
-	do
-		w = write(a->fd, text, n + 1);
-	while (w < 0 && errno == EINTR);
+	ssize_t w = SB_RETRY_EINTR(write(a->fd, text, n + 1));
 	pthread_mutex_unlock(&a->lock);
 	if (w != (ssize_t)(n + 1))
 		fprintf(stderr, "sagebox mcp: warning: writing the audit log failed: %s\n",
 			w < 0 ? strerror(errno) : "short write");
 	free(text);
+}
+
+void sb_audit_started(struct sb_audit *a, struct sb_audit_record *r)
+{
+	if (r->code)
+		sb_audit_sha256_hex(r->code, r->code_len, r->code_sha256);
+	append(a, line_head("started", r));
+}
+
+void sb_audit_finished(struct sb_audit *a, const struct sb_audit_record *r)
+{
+	json_t *o = line_head("finished", r);
+	if (r->timeout_s)
+		json_object_set_new(o, "timeout_seconds", json_integer(r->timeout_s));
+	json_object_set_new(o, "backend", json_string(r->backend));
+	json_t *verdict = json_string(r->verdict);
+	json_object_set_new(o, "verdict", verdict ? verdict : json_string("?"));
+	json_object_set_new(o, "duration_ms", json_integer((json_int_t)r->duration_ms));
+	json_object_set_new(o, "ok", json_boolean(r->ok));
+	append(a, o);
 }

@@ -1,50 +1,52 @@
 #include "mcp/calls.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mcp/jsonrpc.h"
+#include "mcp/revision.h"
 #include "mcp/server.h"
-#include "mcp/toolcall.h"
+#include "mcp/toolview.h"
+#include "util/fd.h"
 #include "util/utf8.h"
 
 struct call {
 	struct sb_calls *owner;
 	json_t *id, *args, *token;
 	const struct sb_tool *tool;
-	int cancel[2];       /* [0] is the runner's cancel_fd; a byte on [1] cancels */
-	bool cancelled;      /* under owner->lock */
-	bool responded;      /* under owner->lock: the response is (being) sent */
+	const char *revision;       /* the request's */
+	struct sb_mcp_sink reply;   /* the request's */
+	int cancel[2];              /* [0] is the runner's cancel_fd; a byte on [1] cancels */
+	atomic_bool cancelled;      /* set under owner->lock */
+	bool responded;             /* under owner->lock: the response is (being) sent */
 	double last_progress;
 	pthread_t thread;
 	struct call *next;
 };
 
 struct sb_calls {
-	struct sb_mcp *srv;
+	struct sb_mcp_client *client;
 	pthread_mutex_t lock;
-	pthread_cond_t turn;      /* a running slot was freed, or a call was cancelled */
-	pthread_cond_t idle;      /* in_flight reached 0 */
-	struct call *live;        /* queued or running */
-	struct call *dead;        /* finished, thread to be joined */
-	unsigned running, max_running, in_flight;
+	pthread_cond_t idle;        /* in_flight reached 0 */
+	struct call *live;          /* queued or running */
+	struct call *dead;          /* finished, thread to be joined */
+	unsigned in_flight;
 	bool closing;
 };
 
-struct sb_calls *sb_calls_new(struct sb_mcp *srv, unsigned max_running)
+struct sb_calls *sb_calls_new(struct sb_mcp_client *client)
 {
 	struct sb_calls *c = calloc(1, sizeof *c);
 	if (!c)
 		return NULL;
-	c->srv = srv;
-	c->max_running = max_running ? max_running : 1;
+	c->client = client;
 	pthread_mutex_init(&c->lock, NULL);
-	pthread_cond_init(&c->turn, NULL);
 	pthread_cond_init(&c->idle, NULL);
 	return c;
 }
@@ -54,10 +56,8 @@ static void call_free(struct call *k)
 	json_decref(k->id);
 	json_decref(k->args);
 	json_decref(k->token);
-	if (k->cancel[0] >= 0)
-		close(k->cancel[0]);
-	if (k->cancel[1] >= 0)
-		close(k->cancel[1]);
+	sb_close(&k->cancel[0]);
+	sb_close(&k->cancel[1]);
 	free(k);
 }
 
@@ -67,7 +67,6 @@ void sb_calls_free(struct sb_calls *c)
 		return;
 	sb_calls_shutdown(c);
 	pthread_mutex_destroy(&c->lock);
-	pthread_cond_destroy(&c->turn);
 	pthread_cond_destroy(&c->idle);
 	free(c);
 }
@@ -75,15 +74,13 @@ void sb_calls_free(struct sb_calls *c)
 /* Under lock. */
 static void cancel_locked(struct sb_calls *c, struct call *k)
 {
-	if (k->cancelled || k->responded)
+	if (atomic_load(&k->cancelled) || k->responded)
 		return;
-	k->cancelled = true;
+	atomic_store(&k->cancelled, true);
 	char b = 'c';
-	ssize_t w;
-	do
-		w = write(k->cancel[1], &b, 1);
-	while (w < 0 && errno == EINTR);
-	pthread_cond_broadcast(&c->turn);
+	(void)SB_RETRY_EINTR(write(k->cancel[1], &b, 1));
+	/* A call still waiting for a job slot stops waiting. */
+	sb_mcp_slot_wake(c->client->srv);
 }
 
 /* "12.0 s elapsed; 3.2 KiB on stdout, 0 B on stderr; last line: ..." */
@@ -106,12 +103,13 @@ static void progress_message(const struct sb_progress *p, char *buf, size_t size
 		snprintf(buf + n, size - (size_t)n, "; last line: %.*s", (int)ll, line);
 }
 
+/* Progress goes to the call's own reply sink (over HTTP: its stream). */
 static void on_progress(void *ctx, const struct sb_progress *p)
 {
 	struct call *k = ctx;
 	struct sb_calls *c = k->owner;
 	pthread_mutex_lock(&c->lock);
-	bool stop = k->cancelled || k->responded;
+	bool stop = atomic_load(&k->cancelled) || k->responded;
 	pthread_mutex_unlock(&c->lock);
 	if (stop || !k->token)
 		return;
@@ -121,77 +119,87 @@ static void on_progress(void *ctx, const struct sb_progress *p)
 		t = k->last_progress + 0.001;
 	k->last_progress = t;
 	json_t *params = json_pack("{s:O, s:f}", "progressToken", k->token, "progress", t);
-	if (sb_mcp_version_has(sb_mcp_version(c->srv), "2025-03-26")) {
+	if (sb_rev_has(k->revision, SB_REV_PROGRESS_MESSAGE)) {
 		char msg[512];
 		progress_message(p, msg, sizeof msg);
 		json_t *m = json_string(msg);
 		if (m)
 			json_object_set_new(params, "message", m);
 	}
-	sb_mcp_send(c->srv, sb_rpc_notification("notifications/progress", params));
+	sb_mcp_send(&k->reply, sb_rpc_notification("notifications/progress", params));
 }
 
-/* Wait for a running slot. Returns false when cancelled first. */
-static bool take_turn(struct sb_calls *c, struct call *k)
+static uint64_t now_ms(void)
 {
-	pthread_mutex_lock(&c->lock);
-	while (!k->cancelled && c->running >= c->max_running)
-		pthread_cond_wait(&c->turn, &c->lock);
-	bool go = !k->cancelled;
-	if (go)
-		c->running++;
-	pthread_mutex_unlock(&c->lock);
-	return go;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* The audit record's part that the server knows before the handler runs. */
+static void audit_head(const struct call *k, struct sb_audit_record *rec)
+{
+	struct sb_mcp_client *cl = k->owner->client;
+	rec->client = cl->owner;
+	rec->client_info = cl->info;
+	rec->tool = k->tool->name;
+	sb_audit_call_id(rec->call);
+	const struct sb_tool_arg *code = sb_tool_code_arg(k->tool);
+	rec->code = code ? sb_tool_arg_text(k->args, code->name, &rec->code_len) : NULL;
+	if (rec->code)
+		rec->code_chars = sb_utf8_count(rec->code, rec->code_len);
 }
 
 static void run_call(struct sb_calls *c, struct call *k)
 {
-	struct sb_mcp *s = c->srv;
-	/* The status never runs code, so it does not wait behind jobs. */
-	bool needs_slot = k->tool->kind != SB_TOOL_STATUS;
-	if (needs_slot && !take_turn(c, k)) {
-		sb_mcp_log(s, SB_LOG_INFO, "%s: cancelled before it started", k->tool->name);
+	struct sb_mcp_client *cl = c->client;
+	struct sb_mcp_server *s = cl->srv;
+	const struct sb_tool *t = k->tool;
+	if (t->needs_slot && !sb_mcp_slot_take(s, &k->cancelled)) {
+		sb_mcp_log(cl, SB_LOG_INFO, "%s: cancelled before it started", t->name);
 		return;
 	}
 
-	struct sb_run_args ra = {0};
-	char msg[512];
-	if (sb_tool_check_args(k->tool, k->args, s->cfg, &ra, msg, sizeof msg) < 0)
-		ra.code = NULL; /* cannot happen: checked before the call started */
-	struct sb_tool_env env = {
-		.cfg = s->cfg, .runner = s->runner, .runner_err = &s->runner_err, .version = sb_mcp_version(s)};
-	struct sb_run_hooks hooks = {
-		.progress = k->token ? on_progress : NULL,
-		.ctx = k,
-		.progress_interval_ms = 2000,
-		.cancel_fd = k->cancel[0],
-	};
 	struct sb_audit_record rec = {0};
-	bool cancelled = false;
-	sb_mcp_log(s, SB_LOG_DEBUG, "%s: started", k->tool->name);
-	json_t *result = sb_tool_execute(&env, k->tool, &ra, &hooks, &rec, &cancelled);
+	audit_head(k, &rec);
+	struct sb_tool_ctx ctx = {
+		.srv = &s->tools,
+		.owner = cl->owner,
+		.revision = k->revision,
+		.hooks = {.progress = k->token ? on_progress : NULL, .ctx = k, .cancel_fd = k->cancel[0]},
+		.audit = &rec,
+	};
+	struct sb_tool_result res = {0};
+	sb_mcp_log(cl, SB_LOG_DEBUG, "%s: started", t->name);
+	/* On record before any code runs: a server killed mid-call leaves this line. */
 	if (s->audit)
-		sb_audit_write(s->audit, &rec);
+		sb_audit_started(s->audit, &rec);
+	uint64_t start = now_ms();
+	t->handler(t, k->args, &ctx, &res);
+	if (!rec.duration_ms)
+		rec.duration_ms = now_ms() - start;
+	if (s->audit)
+		sb_audit_finished(s->audit, &rec);
+	if (t->needs_slot)
+		sb_mcp_slot_give(s);
 
 	pthread_mutex_lock(&c->lock);
-	if (needs_slot) {
-		c->running--;
-		pthread_cond_broadcast(&c->turn);
-	}
-	cancelled = cancelled || k->cancelled;
+	bool cancelled = res.cancelled || atomic_load(&k->cancelled);
 	if (!cancelled)
 		k->responded = true;
 	pthread_mutex_unlock(&c->lock);
 
 	if (cancelled) {
 		/* MCP: a cancelled request gets no response. */
-		json_decref(result);
-		sb_mcp_log(s, SB_LOG_INFO, "%s: cancelled, sandbox killed (%llu ms)", k->tool->name,
+		sb_tool_result_free(&res);
+		sb_mcp_log(cl, SB_LOG_INFO, "%s: cancelled, sandbox killed (%llu ms)", t->name,
 			   (unsigned long long)rec.duration_ms);
 		return;
 	}
-	sb_mcp_send(s, sb_rpc_result(k->id, result));
-	sb_mcp_log(s, rec.ok ? SB_LOG_INFO : SB_LOG_NOTICE, "%s: %s (%llu ms)", k->tool->name, rec.verdict,
+	sb_mcp_send(&k->reply, sb_rpc_result(k->id, sb_mcp_call_result(&res, k->revision)));
+	sb_mcp_done(&k->reply);
+	k->reply.done = NULL; /* done once */
+	sb_mcp_log(cl, rec.ok ? SB_LOG_INFO : SB_LOG_NOTICE, "%s: %s (%llu ms)", t->name, rec.verdict,
 		   (unsigned long long)rec.duration_ms);
 }
 
@@ -200,6 +208,7 @@ static void *call_main(void *arg)
 	struct call *k = arg;
 	struct sb_calls *c = k->owner;
 	run_call(c, k);
+	sb_mcp_done(&k->reply);
 
 	pthread_mutex_lock(&c->lock);
 	for (struct call **pp = &c->live; *pp; pp = &(*pp)->next)
@@ -215,18 +224,25 @@ static void *call_main(void *arg)
 	return NULL;
 }
 
-enum sb_call_start sb_calls_start(struct sb_calls *c, const json_t *id, const struct sb_tool *t,
+static struct call *find_locked(struct sb_calls *c, const json_t *id)
+{
+	for (struct call *k = c->live; k; k = k->next)
+		if (json_equal(k->id, (json_t *)id))
+			return k;
+	return NULL;
+}
+
+enum sb_call_start sb_calls_start(struct sb_calls *c, const struct sb_mcp_request *req, const struct sb_tool *t,
 				  const json_t *args, const json_t *progress_token)
 {
 	enum sb_call_start ret = SB_CALL_FAILED;
 	pthread_mutex_lock(&c->lock);
 	if (c->closing)
 		goto out;
-	for (struct call *k = c->live; k; k = k->next)
-		if (json_equal(k->id, (json_t *)id)) {
-			ret = SB_CALL_DUPLICATE_ID;
-			goto out;
-		}
+	if (find_locked(c, req->id)) {
+		ret = SB_CALL_DUPLICATE_ID;
+		goto out;
+	}
 	if (c->in_flight >= SB_CALLS_MAX_IN_FLIGHT) {
 		ret = SB_CALL_BUSY;
 		goto out;
@@ -236,7 +252,9 @@ enum sb_call_start sb_calls_start(struct sb_calls *c, const json_t *id, const st
 		goto out;
 	k->owner = c;
 	k->tool = t;
-	k->id = json_deep_copy(id);
+	k->revision = req->revision;
+	k->reply = req->reply;
+	k->id = json_deep_copy(req->id);
 	k->args = args ? json_deep_copy(args) : json_object();
 	k->token = progress_token ? json_deep_copy(progress_token) : NULL;
 	k->cancel[0] = k->cancel[1] = -1;
@@ -259,19 +277,18 @@ void sb_calls_cancel(struct sb_calls *c, const json_t *id, const char *reason)
 	bool found = false;
 	const char *tool = NULL;
 	pthread_mutex_lock(&c->lock);
-	for (struct call *k = c->live; k; k = k->next)
-		if (json_equal(k->id, (json_t *)id)) {
-			found = !k->cancelled && !k->responded;
-			tool = k->tool->name;
-			cancel_locked(c, k);
-			break;
-		}
+	struct call *k = find_locked(c, id);
+	if (k) {
+		found = !atomic_load(&k->cancelled) && !k->responded;
+		tool = k->tool->name;
+		cancel_locked(c, k);
+	}
 	pthread_mutex_unlock(&c->lock);
 	if (found)
-		sb_mcp_log(c->srv, SB_LOG_INFO, "%s: cancellation requested%s%s", tool, reason ? ": " : "",
+		sb_mcp_log(c->client, SB_LOG_INFO, "%s: cancellation requested%s%s", tool, reason ? ": " : "",
 			   reason ? reason : "");
 	else
-		sb_mcp_log(c->srv, SB_LOG_DEBUG, "cancellation of a request that is not in flight: ignored");
+		sb_mcp_log(c->client, SB_LOG_DEBUG, "cancellation of a request that is not in flight: ignored");
 }
 
 void sb_calls_reap(struct sb_calls *c)

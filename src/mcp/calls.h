@@ -1,21 +1,22 @@
-/* The tools/call requests in flight. Each runs on its own thread; at most
- * max_running run at once and the rest wait their turn (queued calls can be
- * cancelled before they start). A call is cancelled by writing to a pipe the
- * runner watches (its cancel_fd): the sandbox is killed and no response is
- * sent, as MCP requires. The reader thread never waits for a call, so pings
- * and cancellations are answered while jobs run. */
+/* One client's tools/call requests in flight. Each runs on its own thread;
+ * a tool that runs code first waits for one of the server's job slots
+ * (max_concurrent over all clients; queued calls can be cancelled before
+ * they start). A call is cancelled by writing to a pipe the runner watches
+ * (its cancel_fd): the sandbox is killed and no response is sent, as MCP
+ * requires. The reader never waits for a call, so pings and cancellations
+ * are answered while jobs run. */
 #ifndef SAGEBOX_MCP_CALLS_H
 #define SAGEBOX_MCP_CALLS_H
 
 #include <jansson.h>
-#include <stdbool.h>
 
-#include "mcp/tools.h"
+#include "mcp/request.h"
+#include "tools/tool.h"
 
-struct sb_mcp;
 struct sb_calls;
 
-/* Calls waiting or running at once, beyond which new calls are refused. */
+/* Calls waiting or running at once for one client, beyond which new calls
+ * are refused. */
 #define SB_CALLS_MAX_IN_FLIGHT 64
 
 enum sb_call_start {
@@ -25,12 +26,14 @@ enum sb_call_start {
 	SB_CALL_FAILED,       /* no memory, no thread */
 };
 
-struct sb_calls *sb_calls_new(struct sb_mcp *srv, unsigned max_running);
+struct sb_calls *sb_calls_new(struct sb_mcp_client *client);
+/* Cancel every call, wait for all threads, free. */
 void sb_calls_free(struct sb_calls *c);
 
-/* Start a call whose arguments were checked. id, args and progress_token
- * (may be NULL) are copied. */
-enum sb_call_start sb_calls_start(struct sb_calls *c, const json_t *id, const struct sb_tool *t,
+/* Start a call whose arguments were checked. The request's id and
+ * progress_token (may be NULL) and args are copied; the call answers
+ * through req->reply and calls its done. */
+enum sb_call_start sb_calls_start(struct sb_calls *c, const struct sb_mcp_request *req, const struct sb_tool *t,
 				  const json_t *args, const json_t *progress_token);
 
 /* Cancel the call with this id, if it is in flight. */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "mcp/idscan.h"
+#include "util/jsontext.h"
 #include "util/utf8.h"
 
 __attribute__((format(printf, 3, 4))) static void invalid(struct sb_rpc_msg *m, int code, const char *fmt, ...)
@@ -47,7 +48,8 @@ void sb_rpc_parse(const char *line, size_t len, struct sb_rpc_msg *m)
 
 	json_error_t e;
 	/* DECODE_ANY: a bare scalar is valid JSON, and so "not a request"
-	 * (-32600), not a parse error. ALLOW_NUL: code may contain \u0000.
+	 * (-32600), not a parse error. ALLOW_NUL: code may contain \u0000 (strings read
+	 * as text, such as the method, go through sb_json_text, which refuses it).
 	 * REJECT_DUPLICATES: {"name":"a","name":"b"} must not mean one thing
 	 * to a client's log and another to us. */
 	m->root = json_loadb(line, len, JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES, &e);
@@ -76,7 +78,7 @@ void sb_rpc_parse(const char *line, size_t len, struct sb_rpc_msg *m)
 	if (id)
 		set_id(m, id);
 
-	const char *version = json_string_value(json_object_get(m->root, "jsonrpc"));
+	const char *version = sb_json_text(json_object_get(m->root, "jsonrpc"));
 	if (!version || strcmp(version, "2.0")) {
 		invalid(m, SB_RPC_INVALID_REQUEST, "Invalid Request: \"jsonrpc\" must be \"2.0\"");
 		return;
@@ -93,6 +95,12 @@ void sb_rpc_parse(const char *line, size_t len, struct sb_rpc_msg *m)
 	}
 	if (!json_is_string(method) || json_string_length(method) == 0) {
 		invalid(m, SB_RPC_INVALID_REQUEST, "Invalid Request: \"method\" must be a non-empty string");
+		return;
+	}
+	if (sb_json_has_nul(method)) {
+		/* "ping\u0000x" is not ping. */
+		invalid(m, SB_RPC_INVALID_REQUEST,
+			"Invalid Request: \"method\" contains a NUL character (\\u0000); method names are plain text");
 		return;
 	}
 	m->method = json_string_value(method);

@@ -1,91 +1,31 @@
-/* The MCP lifecycle and methods: initialize (version negotiation), ping,
- * tools/list, tools/call, logging/setLevel, and the notifications
- * initialized and cancelled. Requests other than initialize and ping before
- * initialize, and a second initialize, are answered with errors. */
+/* The MCP methods and the dispatch of one client's messages: initialize
+ * (version negotiation), ping, tools/list, tools/call, logging/setLevel,
+ * and the notifications initialized and cancelled. Requests other than
+ * initialize and ping before initialize, and a second initialize, are
+ * answered with errors. What a tool does is the tools layer's: this file
+ * only finds the row, checks the arguments with it and hands the call on. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "mcp/calls.h"
 #include "mcp/jsonrpc.h"
+#include "mcp/request.h"
+#include "mcp/revision.h"
 #include "mcp/server.h"
-#include "mcp/toolcall.h"
-#include "mcp/tools.h"
-
-/* Newest first: an unknown revision is answered with the first. */
-static const char *const versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
-
-bool sb_mcp_version_has(const char *version, const char *since)
-{
-	return version && strcmp(version, since) >= 0;
-}
-
-struct sb_mcp *sb_mcp_new(const struct sb_config *cfg, struct sb_runner *runner,
-			  const struct sb_error *runner_err, struct sb_audit *audit,
-			  const struct sb_mcp_sink *sink)
-{
-	struct sb_mcp *s = calloc(1, sizeof *s);
-	if (!s)
-		return NULL;
-	s->cfg = cfg;
-	s->runner = runner;
-	if (runner_err)
-		s->runner_err = *runner_err;
-	s->audit = audit;
-	s->sink = *sink;
-	s->log_level = SB_LOG_DEFAULT_CLIENT;
-	pthread_mutex_init(&s->lock, NULL);
-	s->calls = sb_calls_new(s, cfg->max_concurrent);
-	if (!s->calls) {
-		pthread_mutex_destroy(&s->lock);
-		free(s);
-		return NULL;
-	}
-	return s;
-}
-
-void sb_mcp_shutdown(struct sb_mcp *s)
-{
-	sb_calls_shutdown(s->calls);
-}
-
-void sb_mcp_free(struct sb_mcp *s)
-{
-	if (!s)
-		return;
-	sb_calls_free(s->calls);
-	pthread_mutex_destroy(&s->lock);
-	free(s);
-}
-
-void sb_mcp_idle(struct sb_mcp *s)
-{
-	sb_calls_reap(s->calls);
-}
-
-int sb_mcp_send(struct sb_mcp *s, json_t *msg)
-{
-	if (!msg)
-		return -1;
-	int rc = s->sink.send(s->sink.ctx, msg);
-	json_decref(msg);
-	return rc;
-}
-
-const char *sb_mcp_version(struct sb_mcp *s)
-{
-	pthread_mutex_lock(&s->lock);
-	const char *v = s->version;
-	pthread_mutex_unlock(&s->lock);
-	return v;
-}
+#include "mcp/toolview.h"
+#include "tools/version.h"
+#include "util/jsontext.h"
+#include "util/utf8.h"
 
 /* What a method handler produced. */
 struct reply {
-	json_t *result;  /* the result (owned), or NULL with an error set */
-	int code;        /* 0, or a JSON-RPC error code */
+	json_t *result;       /* the result (owned), or NULL with an error set */
+	int code;             /* 0, or a JSON-RPC error code */
 	char msg[768];
-	bool deferred;   /* a thread will answer (tools/call) */
+	bool deferred;        /* a call thread will answer (tools/call) */
+	bool opens_session;   /* initialize: notifications may flow once it is sent */
 };
 
 __attribute__((format(printf, 3, 4))) static void fail(struct reply *r, int code, const char *fmt, ...)
@@ -97,119 +37,165 @@ __attribute__((format(printf, 3, 4))) static void fail(struct reply *r, int code
 	va_end(ap);
 }
 
-static json_t *server_info(const char *version)
+/* A string the server reads as text must not hide a NUL (\u0000) that
+ * would make "ping\u0000x" pass for "ping". Returns true (and fails r) if v has one. */
+static bool has_nul(struct reply *r, const json_t *v, const char *what)
 {
-	json_t *info = json_pack("{s:s, s:s, s:s}", "name", "sagebox", "version", SAGEBOX_MCP_VERSION, "title",
+	if (!sb_json_has_nul(v))
+		return false;
+	fail(r, SB_RPC_INVALID_PARAMS, "Invalid params: %s contains a NUL character (\\u0000), which is not allowed there",
+	     what);
+	return true;
+}
+
+static json_t *server_info(const char *revision)
+{
+	json_t *info = json_pack("{s:s, s:s, s:s}", "name", "sagebox", "version", SAGEBOX_VERSION, "title",
 				 "sagebox: SageMath, Python and shell in a sandbox");
-	if (sb_mcp_version_has(version, "2025-11-25"))
+	if (sb_rev_has(revision, SB_REV_SERVER_DESCRIPTION))
 		json_object_set_new(info, "description",
 				    json_string("Runs SageMath, Python and shell code written by a model in an "
 						"isolated local sandbox, with no network and no host files."));
 	return info;
 }
 
-static void h_initialize(struct sb_mcp *s, const json_t *params, struct reply *r)
+/* "name version" of clientInfo, cut at a character boundary. */
+static void client_info(const json_t *info, const char **name, char *buf, size_t size)
 {
-	const char *asked = json_string_value(json_object_get(params, "protocolVersion"));
+	*name = sb_json_text(json_object_get(info, "name"));
+	const char *ver = sb_json_text(json_object_get(info, "version"));
+	snprintf(buf, size, "%s%s%s", *name ? *name : "", *name && ver ? " " : "", ver ? ver : "");
+	buf[sb_utf8_prefix(buf, strlen(buf), size - 1)] = '\0';
+}
+
+static void h_initialize(const struct sb_mcp_request *q, struct reply *r)
+{
+	struct sb_mcp_client *c = q->client;
+	json_t *asked_v = json_object_get(q->params, "protocolVersion");
+	json_t *info = json_object_get(q->params, "clientInfo");
+	if (has_nul(r, asked_v, "\"protocolVersion\"") ||
+	    has_nul(r, json_object_get(info, "name"), "\"clientInfo.name\"") ||
+	    has_nul(r, json_object_get(info, "version"), "\"clientInfo.version\""))
+		return;
+	const char *asked = json_string_value(asked_v);
 	if (!asked) {
 		fail(r, SB_RPC_INVALID_PARAMS, "Invalid params: initialize needs \"protocolVersion\" (a string)");
 		return;
 	}
-	json_t *caps = json_object_get(params, "capabilities");
+	json_t *caps = json_object_get(q->params, "capabilities");
 	if (caps && !json_is_object(caps)) {
 		fail(r, SB_RPC_INVALID_PARAMS, "Invalid params: \"capabilities\" must be an object");
 		return;
 	}
-	const char *chosen = versions[0];
-	for (size_t i = 0; i < sizeof versions / sizeof *versions; i++)
-		if (!strcmp(asked, versions[i]))
-			chosen = versions[i];
+	const char *chosen = sb_rev_negotiate(asked);
+	const char *cname;
+	char who[sizeof c->info];
+	client_info(info, &cname, who, sizeof who);
 
-	pthread_mutex_lock(&s->lock);
-	bool again = s->initialized;
+	pthread_mutex_lock(&c->lock);
+	bool again = c->initialized;
 	if (!again) {
-		s->initialized = true;
-		s->version = chosen;
+		c->initialized = true;
+		c->revision = chosen;
+		c->capabilities = caps ? json_deep_copy(caps) : json_object();
+		memcpy(c->info, who, sizeof who);
 	}
-	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_unlock(&c->lock);
 	if (again) {
 		fail(r, SB_RPC_INVALID_REQUEST,
 		     "Invalid Request: the session is already initialized; initialize may be sent only once");
 		return;
 	}
-
-	json_t *client = json_object_get(params, "clientInfo");
-	const char *cname = json_string_value(json_object_get(client, "name"));
-	const char *cver = json_string_value(json_object_get(client, "version"));
-	sb_mcp_log(s, SB_LOG_INFO, "client %s %s asked for protocol %.32s; using %s", cname ? cname : "(unnamed)",
+	const char *cver = sb_json_text(json_object_get(info, "version"));
+	sb_mcp_log(c, SB_LOG_INFO, "client %s %s asked for protocol %.32s; using %s", cname ? cname : "(unnamed)",
 		   cver ? cver : "", asked, chosen);
 
-	char *instructions = sb_mcp_instructions(s->cfg);
+	char *instructions = sb_tools_instructions(c->srv->tools.cfg);
 	r->result = json_pack("{s:s, s:{s:{s:b}, s:{}}, s:o}", "protocolVersion", chosen, "capabilities", "tools",
 			      "listChanged", 0, "logging", "serverInfo", server_info(chosen));
 	if (instructions)
 		json_object_set_new(r->result, "instructions", json_string(instructions));
 	free(instructions);
+	r->opens_session = true;
 }
 
-static void h_ping(struct sb_mcp *s, const json_t *params, struct reply *r)
+static void h_ping(const struct sb_mcp_request *q, struct reply *r)
 {
 	r->result = json_object();
 }
 
-static void h_tools_list(struct sb_mcp *s, const json_t *params, struct reply *r)
+static void h_tools_list(const struct sb_mcp_request *q, struct reply *r)
 {
-	json_t *cursor = json_object_get(params, "cursor");
+	json_t *cursor = json_object_get(q->params, "cursor");
+	if (has_nul(r, cursor, "\"cursor\""))
+		return;
 	if (cursor && !json_is_null(cursor)) {
 		/* One page, so no cursor was ever handed out. */
 		fail(r, SB_RPC_INVALID_PARAMS, "Invalid params: unknown cursor (the tool list has one page)");
 		return;
 	}
-	r->result = sb_tools_list(s->cfg, sb_mcp_version(s));
+	r->result = sb_mcp_tools_list(q->client->srv->tools.cfg, q->revision);
 }
 
-static void h_set_level(struct sb_mcp *s, const json_t *params, struct reply *r)
+static void h_set_level(const struct sb_mcp_request *q, struct reply *r)
 {
-	int level = sb_log_level_parse(json_string_value(json_object_get(params, "level")));
+	json_t *level_v = json_object_get(q->params, "level");
+	if (has_nul(r, level_v, "\"level\""))
+		return;
+	int level = sb_log_level_parse(json_string_value(level_v));
 	if (level < 0) {
 		fail(r, SB_RPC_INVALID_PARAMS,
 		     "Invalid params: \"level\" must be one of debug, info, notice, warning, error, critical, "
 		     "alert, emergency");
 		return;
 	}
-	pthread_mutex_lock(&s->lock);
-	s->log_level = (enum sb_log_level)level;
-	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_lock(&q->client->lock);
+	q->client->log_level = (enum sb_log_level)level;
+	pthread_mutex_unlock(&q->client->lock);
 	r->result = json_object();
 }
 
-static void h_tools_call(struct sb_mcp *s, const json_t *id, const json_t *params, struct reply *r)
+static const struct sb_tool *find_tool(const json_t *name_v, struct reply *r)
 {
-	const char *name = json_string_value(json_object_get(params, "name"));
+	const char *name = json_string_value(name_v);
 	if (!name) {
 		fail(r, SB_RPC_INVALID_PARAMS, "Invalid params: tools/call needs \"name\" (a string)");
-		return;
+		return NULL;
 	}
-	const struct sb_tool *t = sb_tool_find(name);
+	const struct sb_tool *t = sb_json_has_nul(name_v) ? NULL : sb_tool_find(name);
 	if (!t) {
-		fail(r, SB_RPC_INVALID_PARAMS,
-		     "Unknown tool: %.100s (the tools are run_sagemath, run_python, run_shell, sandbox_status, "
-		     "sandbox_self_test)",
-		     name);
-		return;
+		char *names = sb_tool_names();
+		if (sb_json_has_nul(name_v))
+			fail(r, SB_RPC_INVALID_PARAMS,
+			     "Invalid params: the tool name contains a NUL character (\\u0000); the tools are %s",
+			     names ? names : "?");
+		else
+			fail(r, SB_RPC_INVALID_PARAMS, "Unknown tool: %.100s (the tools are %s)", name,
+			     names ? names : "?");
+		free(names);
 	}
-	json_t *args = json_object_get(params, "arguments");
+	return t;
+}
+
+static void h_tools_call(const struct sb_mcp_request *q, struct reply *r)
+{
+	const struct sb_tool *t = find_tool(json_object_get(q->params, "name"), r);
+	if (!t)
+		return;
+	json_t *args = json_object_get(q->params, "arguments");
 	if (json_is_null(args))
 		args = NULL;
-	if (sb_tool_check_args(t, args, s->cfg, NULL, r->msg, sizeof r->msg) < 0) {
+	if (sb_tool_check_args(t, args, r->msg, sizeof r->msg) < 0) {
 		r->code = SB_RPC_INVALID_PARAMS;
 		return;
 	}
-	json_t *token = json_object_get(json_object_get(params, "_meta"), "progressToken");
+	json_t *token = json_object_get(json_object_get(q->params, "_meta"), "progressToken");
+	if (has_nul(r, token, "\"_meta.progressToken\""))
+		return;
 	if (token && !sb_rpc_id_valid(token))
 		token = NULL; /* a progress token is a string or an integer */
 
-	switch (sb_calls_start(s->calls, id, t, args, token)) {
+	switch (sb_calls_start(q->client->calls, q, t, args, token)) {
 	case SB_CALL_STARTED:
 		r->deferred = true;
 		break;
@@ -217,7 +203,7 @@ static void h_tools_call(struct sb_mcp *s, const json_t *id, const json_t *param
 		fail(r, SB_RPC_INVALID_REQUEST, "Invalid Request: a request with this id is still in flight");
 		break;
 	case SB_CALL_BUSY:
-		r->result = sb_tool_text_result(
+		r->result = sb_mcp_text_result(
 			"Too many calls are waiting or running at once; wait for their results before calling again.",
 			true);
 		break;
@@ -228,97 +214,159 @@ static void h_tools_call(struct sb_mcp *s, const json_t *id, const json_t *param
 	}
 }
 
-static void handle_request(struct sb_mcp *s, const struct sb_rpc_msg *m)
+static void n_initialized(const struct sb_mcp_request *q, struct reply *r)
 {
-	static const char *const known[] = {"initialize", "ping", "tools/list", "tools/call", "logging/setLevel"};
+	struct sb_mcp_client *c = q->client;
+	pthread_mutex_lock(&c->lock);
+	bool ok = c->initialized;
+	if (ok)
+		c->client_ready = true;
+	pthread_mutex_unlock(&c->lock);
+	if (!ok)
+		sb_mcp_log(c, SB_LOG_WARNING, "notifications/initialized before initialize: ignored");
+}
+
+static void n_cancelled(const struct sb_mcp_request *q, struct reply *r)
+{
+	json_t *id = json_object_get(q->params, "requestId");
+	if (sb_rpc_id_valid(id))
+		sb_calls_cancel(q->client->calls, id, sb_json_text(json_object_get(q->params, "reason")));
+}
+
+/* Every method, request or notification, as one table. */
+static const struct method {
+	const char *name;
+	bool notification;     /* never answered */
+	bool before_handshake; /* allowed before initialize */
+	void (*fn)(const struct sb_mcp_request *q, struct reply *r);
+} methods[] = {
+	{"initialize", false, true, h_initialize},
+	{"ping", false, true, h_ping},
+	{"tools/list", false, false, h_tools_list},
+	{"tools/call", false, false, h_tools_call},
+	{"logging/setLevel", false, false, h_set_level},
+	{"notifications/initialized", true, true, n_initialized},
+	{"notifications/cancelled", true, true, n_cancelled},
+};
+
+static const struct method *find_method(const char *name, bool notification)
+{
+	for (size_t i = 0; i < sizeof methods / sizeof *methods; i++)
+		if (methods[i].notification == notification && !strcmp(name, methods[i].name))
+			return &methods[i];
+	return NULL;
+}
+
+/* The request as handled: its reply sink and the revision it speaks. In
+ * the handshake era both the revision and the capabilities are the
+ * client's; this is where a per-request _meta revision would be read. */
+static struct sb_mcp_request open_request(struct sb_mcp_client *c, const struct sb_rpc_msg *m,
+					  const struct sb_mcp_sink *reply)
+{
+	struct sb_mcp_request q = {.client = c, .id = m->id, .method = m->method, .params = m->params, .reply = *reply};
+	pthread_mutex_lock(&c->lock);
+	q.revision = c->revision;
+	q.capabilities = c->capabilities;
+	pthread_mutex_unlock(&c->lock);
+	return q;
+}
+
+static void handle_request(struct sb_mcp_client *c, const struct sb_rpc_msg *m, const struct sb_mcp_sink *reply)
+{
+	struct sb_mcp_request q = open_request(c, m, reply);
+	const struct method *mt = find_method(m->method, false);
 	struct reply r = {0};
-	size_t which = 0;
-	while (which < sizeof known / sizeof *known && strcmp(m->method, known[which]))
-		which++;
-
-	pthread_mutex_lock(&s->lock);
-	bool ready = s->initialized;
-	pthread_mutex_unlock(&s->lock);
-
-	if (which == sizeof known / sizeof *known)
+	if (!mt)
 		fail(&r, SB_RPC_METHOD_NOT_FOUND, "Method not found: %.100s", m->method);
-	else if (!ready && which > 1)
+	else if (!q.revision && !mt->before_handshake)
 		fail(&r, SB_RPC_INVALID_REQUEST,
 		     "Invalid Request: the server is not initialized; send initialize first (only ping is "
 		     "allowed before it)");
-	else if (which == 0)
-		h_initialize(s, m->params, &r);
-	else if (which == 1)
-		h_ping(s, m->params, &r);
-	else if (which == 2)
-		h_tools_list(s, m->params, &r);
-	else if (which == 3)
-		h_tools_call(s, m->id, m->params, &r);
 	else
-		h_set_level(s, m->params, &r);
+		mt->fn(&q, &r);
 
 	if (r.deferred)
-		return;
+		return; /* the call answers, and calls reply->done */
 	if (r.code) {
 		json_decref(r.result);
-		sb_mcp_log(s, SB_LOG_DEBUG, "%.64s: error %d: %s", m->method, r.code, r.msg);
-		sb_mcp_send(s, sb_rpc_error(m->id, r.code, r.msg, NULL));
+		sb_mcp_log(c, SB_LOG_DEBUG, "%.64s: error %d: %s", m->method, r.code, r.msg);
+		sb_mcp_send(reply, sb_rpc_error(m->id, r.code, r.msg, NULL));
 	} else {
-		sb_mcp_send(s, sb_rpc_result(m->id, r.result));
-		if (!strcmp(m->method, "initialize")) {
-			pthread_mutex_lock(&s->lock);
-			s->answered = true;
-			pthread_mutex_unlock(&s->lock);
+		sb_mcp_send(reply, sb_rpc_result(m->id, r.result));
+		if (r.opens_session) {
+			pthread_mutex_lock(&c->lock);
+			c->answered = true;
+			pthread_mutex_unlock(&c->lock);
 		}
 	}
+	sb_mcp_done(reply);
 }
 
-static void handle_notification(struct sb_mcp *s, const struct sb_rpc_msg *m)
+static void handle_notification(struct sb_mcp_client *c, const struct sb_rpc_msg *m, const struct sb_mcp_sink *reply)
 {
-	if (!strcmp(m->method, "notifications/initialized")) {
-		pthread_mutex_lock(&s->lock);
-		bool ok = s->initialized;
-		if (ok)
-			s->client_ready = true;
-		pthread_mutex_unlock(&s->lock);
-		if (!ok)
-			sb_mcp_log(s, SB_LOG_WARNING, "notifications/initialized before initialize: ignored");
-	} else if (!strcmp(m->method, "notifications/cancelled")) {
-		json_t *id = json_object_get(m->params, "requestId");
-		if (sb_rpc_id_valid(id))
-			sb_calls_cancel(s->calls, id, json_string_value(json_object_get(m->params, "reason")));
-	} else {
-		/* Notifications are never answered, not even unknown ones. */
-		sb_mcp_log(s, SB_LOG_DEBUG, "notification %.100s ignored", m->method);
-	}
+	struct sb_mcp_request q = open_request(c, m, reply);
+	const struct method *mt = find_method(m->method, true);
+	struct reply ignored = {0};
+	if (mt)
+		mt->fn(&q, &ignored);
+	else /* Notifications are never answered, not even unknown ones. */
+		sb_mcp_log(c, SB_LOG_DEBUG, "notification %.100s ignored", m->method);
+	sb_mcp_done(reply);
 }
 
-void sb_mcp_handle_message(struct sb_mcp *s, const char *data, size_t len)
+void sb_mcp_handle_message(struct sb_mcp_client *c, const char *data, size_t len, const struct sb_mcp_sink *reply)
 {
 	struct sb_rpc_msg m;
 	sb_rpc_parse(data, len, &m);
 	switch (m.kind) {
 	case SB_RPC_REQUEST:
-		handle_request(s, &m);
+		handle_request(c, &m, reply);
 		break;
 	case SB_RPC_NOTIFICATION:
-		handle_notification(s, &m);
+		handle_notification(c, &m, reply);
 		break;
 	case SB_RPC_RESPONSE:
-		sb_mcp_log(s, SB_LOG_DEBUG, "a response arrived, but the server sends no requests: ignored");
+		sb_mcp_log(c, SB_LOG_DEBUG, "a response arrived, but the server sends no requests: ignored");
+		sb_mcp_done(reply);
 		break;
 	case SB_RPC_INVALID:
-		sb_mcp_log(s, SB_LOG_WARNING, "%s", m.err_msg);
-		sb_mcp_send(s, sb_rpc_error(m.id, m.err_code, m.err_msg, NULL));
+		sb_mcp_log(c, SB_LOG_WARNING, "%s", m.err_msg);
+		sb_mcp_send(reply, sb_rpc_error(m.id, m.err_code, m.err_msg, NULL));
+		sb_mcp_done(reply);
 		break;
 	}
 	sb_rpc_msg_free(&m);
 }
 
-void sb_mcp_handle_oversize(struct sb_mcp *s, size_t len, size_t max, const json_t *id)
+void sb_mcp_handle_oversize(struct sb_mcp_client *c, size_t len, size_t max, const json_t *id,
+			    const struct sb_mcp_sink *reply)
 {
 	char msg[256];
 	snprintf(msg, sizeof msg, "Invalid Request: the message is %zu bytes long; the limit is %zu bytes", len, max);
-	sb_mcp_log(s, SB_LOG_WARNING, "%s", msg);
-	sb_mcp_send(s, sb_rpc_error(id, SB_RPC_INVALID_REQUEST, msg, NULL));
+	sb_mcp_log(c, SB_LOG_WARNING, "%s", msg);
+	sb_mcp_send(reply, sb_rpc_error(id, SB_RPC_INVALID_REQUEST, msg, NULL));
+	sb_mcp_done(reply);
+}
+
+struct sb_mcp_client *sb_mcp_client_new(struct sb_mcp_server *s, const char *owner, const struct sb_mcp_sink *notify)
+{
+	struct sb_mcp_client *c = sb_mcp_client_alloc(s, owner, notify);
+	if (c && !(c->calls = sb_calls_new(c))) {
+		sb_mcp_client_release(c);
+		c = NULL;
+	}
+	return c;
+}
+
+void sb_mcp_client_free(struct sb_mcp_client *c)
+{
+	if (!c)
+		return;
+	sb_calls_free(c->calls);
+	sb_mcp_client_release(c);
+}
+
+void sb_mcp_client_idle(struct sb_mcp_client *c)
+{
+	sb_calls_reap(c->calls);
 }

@@ -78,18 +78,12 @@ static int stdio_send(void *ctx, const json_t *msg)
 			t->broken = true;
 			rc = -1;
 			char b = 'x';
-			ssize_t ignored = write(t->stop[1], &b, 1);
-			(void)ignored;
+			(void)SB_RETRY_EINTR(write(t->stop[1], &b, 1));
 		}
 	}
 	pthread_mutex_unlock(&t->write_lock);
 	free(text);
 	return rc;
-}
-
-struct sb_mcp_sink sb_stdio_sink(struct sb_stdio *t)
-{
-	return (struct sb_mcp_sink){.send = stdio_send, .ctx = t};
 }
 
 static void scan_sink(void *ctx, const char *data, size_t len)
@@ -105,7 +99,7 @@ static bool blank(const char *s, size_t n)
 	return true;
 }
 
-int sb_stdio_serve(struct sb_stdio *t, struct sb_mcp *srv)
+static int serve(struct sb_stdio *t, struct sb_mcp_client *client, const struct sb_mcp_sink *sink)
 {
 	for (;;) {
 		struct sb_idscan scan;
@@ -116,11 +110,11 @@ int sb_stdio_serve(struct sb_stdio *t, struct sb_mcp *srv)
 		switch (st) {
 		case SB_READ_LINE:
 			if (!blank(line, len))
-				sb_mcp_handle_message(srv, line, len);
+				sb_mcp_handle_message(client, line, len, sink);
 			break;
 		case SB_READ_TOO_LONG: {
 			json_t *id = sb_idscan_id(&scan);
-			sb_mcp_handle_oversize(srv, len, t->max, id);
+			sb_mcp_handle_oversize(client, len, t->max, id, sink);
 			json_decref(id);
 			break;
 		}
@@ -130,6 +124,23 @@ int sb_stdio_serve(struct sb_stdio *t, struct sb_mcp *srv)
 		case SB_READ_ERROR:
 			return -1;
 		}
-		sb_mcp_idle(srv);
+		sb_mcp_client_idle(client);
 	}
+}
+
+int sb_stdio_serve(struct sb_stdio *t, struct sb_mcp_server *srv)
+{
+	/* One stream carries the answers of every request and the rest. */
+	const struct sb_mcp_sink sink = {.send = stdio_send, .ctx = t};
+	struct sb_mcp_client *client = sb_mcp_client_new(srv, "stdio", &sink);
+	if (!client) {
+		errno = ENOMEM;
+		return -1;
+	}
+	int rc = serve(t, client, &sink);
+	/* The input ended (or a signal): kill running jobs, join every thread. */
+	int saved = errno;
+	sb_mcp_client_free(client);
+	errno = saved;
+	return rc;
 }

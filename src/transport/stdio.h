@@ -20,14 +20,14 @@ struct sb_stdio;
 struct sb_stdio *sb_stdio_new(int in_fd, int out_fd, size_t max_message);
 void sb_stdio_free(struct sb_stdio *t);
 
-/* The sink to give sb_mcp_new. */
-struct sb_mcp_sink sb_stdio_sink(struct sb_stdio *t);
-
 /* Writing one byte to this fd (async-signal-safe) makes sb_stdio_serve return. */
 int sb_stdio_stop_fd(struct sb_stdio *t);
 
-/* Read and dispatch messages until the input ends, the output breaks or a
- * stop is requested. Returns 0, or -1 on a read error (errno set). */
-int sb_stdio_serve(struct sb_stdio *t, struct sb_mcp *srv);
+/* Serve one client (the peer on the other end, owner id "stdio"): read and
+ * dispatch messages until the input ends, the output breaks or a stop is
+ * requested, then cancel the client's calls and wait for them. Every answer
+ * and notification goes to the one output. Returns 0, or -1 on a read error
+ * (errno set) or when the client could not be created (ENOMEM). */
+int sb_stdio_serve(struct sb_stdio *t, struct sb_mcp_server *srv);
 
 #endif

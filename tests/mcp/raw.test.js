@@ -330,6 +330,63 @@ describe('methods and params', () => {
   }));
 });
 
+// Issue 13, finding 6: strings were compared as C strings, so "ping\u0000x"
+// answered as ping and the tool "run_python\u0000x" ran run_python.
+describe('embedded NUL characters (\\u0000)', () => {
+  test('a method with a NUL is not that method', () => withServer(async (s) => {
+    await s.initialize();
+    const r = await s.request(1, 'ping\u0000x');
+    assertError(r, -32600, 1);
+    assert.match(r.error.message, /"method" contains a NUL character/);
+    s.send({ jsonrpc: '2.0', method: 'notifications/cancelled\u0000x', params: { requestId: 1 } });
+    assertError(await s.response(null), -32600, null);
+    const v = await s.request(2, 'ping', undefined);
+    assert.deepEqual(v.result, {});
+    s.send('{"jsonrpc":"2.0\\u0000","id":3,"method":"ping"}');
+    assertError(await s.response(3), -32600, 3);
+  }));
+
+  test('a tool name with a NUL runs nothing', () => withServer(async (s) => {
+    await s.initialize();
+    const marker = uniqueMarker('nul');
+    const r = await s.request(1, 'tools/call', { name: 'run_shell\u0000x', arguments: { code: markedSleep(marker, 30) } });
+    assertError(r, -32602, 1);
+    assert.match(r.error.message, /tool name contains a NUL character.*the tools are run_sagemath, run_python, run_shell, sandbox_status, sandbox_self_test/);
+    assert.equal(await waitPresent(marker, 1500), false, 'the job ran');
+  }));
+
+  test('NUL in other strings read as text: -32602 naming the field', () => withServer(async (s) => {
+    const init = await s.request(0, 'initialize', { protocolVersion: '2025-06-18\u0000', capabilities: {}, clientInfo: { name: 'x', version: '1' } });
+    assertError(init, -32602, 0);
+    assert.match(init.error.message, /"protocolVersion" contains a NUL/);
+    const info = await s.request('i', 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x\u0000y', version: '1' } });
+    assertError(info, -32602, 'i');
+    assert.match(info.error.message, /"clientInfo.name" contains a NUL/);
+    await s.initialize('2025-06-18');
+    const cases = [
+      ['logging/setLevel', { level: 'debug\u0000' }, /"level" contains a NUL/],
+      ['tools/list', { cursor: 'a\u0000' }, /"cursor" contains a NUL/],
+      ['tools/call', { name: 'run_python', arguments: { code: 'print(1)' }, _meta: { progressToken: 't\u0000' } }, /"_meta.progressToken" contains a NUL/],
+    ];
+    let id = 10;
+    for (const [method, params, re] of cases) {
+      const r = await s.request(++id, method, params);
+      assertError(r, -32602, id);
+      assert.match(r.error.message, re);
+    }
+    // An argument name with a NUL does not even parse.
+    s.send('{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"run_python","arguments":{"code\\u0000x":"print(1)"}}}');
+    const r = await s.response(null);
+    assert.equal(r.error.code, -32700);
+    assert.match(r.error.message, /NUL/);
+    // Code itself may hold NUL characters: it reaches the interpreter whole
+    // (cut at the NUL it would be an unterminated string), and Python says
+    // what it thinks of them.
+    const code = await s.request(21, 'tools/call', { name: 'run_python', arguments: { code: 'print(len("a\u0000b"))' } }, 60000);
+    assert.match(code.result.structuredContent.stderr, /null bytes/, JSON.stringify(code));
+  }));
+});
+
 describe('cancellation, concurrency and shutdown (raw)', () => {
   test('notifications/cancelled kills the job and no response is sent', () => withServer(async (s) => {
     await s.initialize();

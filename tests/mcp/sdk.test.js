@@ -10,7 +10,7 @@ import path from 'node:path';
 import { McpError, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 
 import {
-  sdkClient, closeClient, textOf, LATEST, uniqueMarker, markedSleep, waitPresent, waitGone, sleep,
+  sdkClient, closeClient, textOf, LATEST, uniqueMarker, markedSleep, waitPresent, waitGone, sleep, RawServer,
 } from './helpers.js';
 
 const SAGE_TIMEOUT = 120000;
@@ -270,7 +270,7 @@ describe('settings and audit log', () => {
     }
   });
 
-  test('the audit log gets one JSON line per call', { timeout: SAGE_TIMEOUT }, async () => {
+  test('the audit log: a "started" and a "finished" line per call, linked by a call id', { timeout: SAGE_TIMEOUT }, async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'sagebox-audit-'));
     const log = path.join(dir, 'audit.jsonl');
     const c = await sdkClient({ env: { SAGEBOX_AUDIT_LOG: log } });
@@ -284,21 +284,66 @@ describe('settings and audit log', () => {
     }
     const lines = readFileSync(log, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l));
     rmSync(dir, { recursive: true });
-    assert.equal(lines.length, 3);
-    const [a, b, s] = lines;
-    assert.match(a.time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
-    assert.equal(a.tool, 'run_python');
-    assert.equal(a.code_sha256, createHash('sha256').update(code, 'utf8').digest('hex'));
-    assert.equal(a.code_bytes, Buffer.byteLength(code));
-    assert.equal(a.code_chars, [...code].length);
+    assert.equal(lines.length, 6);
+    assert.deepEqual(lines.map((l) => l.event), ['started', 'finished', 'started', 'finished', 'started', 'finished']);
+    const [as, a, bs, b, ss, s] = lines;
+    for (const [start, end] of [[as, a], [bs, b], [ss, s]]) {
+      assert.match(start.call, /^[0-9a-f]{16}$/);
+      assert.equal(end.call, start.call);
+      assert.equal(start.tool, end.tool);
+      assert.equal(start.client, 'stdio');
+      assert.equal(start.client_info, 'sagebox-tests 1.0.0');
+      assert.ok(!('verdict' in start) && !('ok' in start));
+    }
+    assert.equal(new Set([as.call, bs.call, ss.call]).size, 3);
+    assert.match(as.time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    assert.ok(as.time <= a.time);
+    assert.equal(as.tool, 'run_python');
+    for (const l of [as, a]) {
+      assert.equal(l.code_sha256, createHash('sha256').update(code, 'utf8').digest('hex'));
+      assert.equal(l.code_bytes, Buffer.byteLength(code));
+      assert.equal(l.code_chars, [...code].length);
+    }
     assert.equal(typeof a.backend, 'string');
     assert.equal(a.verdict, 'exit status 0');
     assert.equal(a.ok, true);
+    assert.equal(a.timeout_seconds, 30);
     assert.equal(typeof a.duration_ms, 'number');
     assert.equal(b.verdict, 'exit status 4');
     assert.equal(b.ok, false);
-    assert.equal(b.code_sha256, createHash('sha256').update('exit 4').digest('hex'));
+    assert.equal(bs.code_sha256, createHash('sha256').update('exit 4').digest('hex'));
     assert.equal(s.tool, 'sandbox_status');
-    assert.ok(!('code_sha256' in s));
+    assert.ok(!('code_sha256' in ss) && !('code_sha256' in s));
+  });
+
+  // Issue 13, finding 7: code that ran must be on record even when the
+  // server is killed before the call ends.
+  test('the audit log keeps a call whose server was SIGKILLed mid-run', { timeout: 60000 }, async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'sagebox-audit-'));
+    const log = path.join(dir, 'audit.jsonl');
+    const marker = uniqueMarker('auditkill');
+    const code = markedSleep(marker, 60);
+    const s = new RawServer({ env: { SAGEBOX_AUDIT_LOG: log } });
+    try {
+      await s.initialize();
+      s.send({ jsonrpc: '2.0', id: 'long', method: 'tools/call', params: { name: 'run_shell', arguments: { code } } });
+      assert.ok(await waitPresent(marker), 'the job never started');
+      s.kill();
+      await s.exited;
+      const lines = readFileSync(log, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l));
+      assert.equal(lines.length, 1, JSON.stringify(lines));
+      const [l] = lines;
+      assert.equal(l.event, 'started');
+      assert.equal(l.tool, 'run_shell');
+      assert.equal(l.client, 'stdio');
+      assert.match(l.call, /^[0-9a-f]{16}$/);
+      assert.equal(l.code_sha256, createHash('sha256').update(code).digest('hex'));
+      assert.equal(l.code_bytes, Buffer.byteLength(code));
+    } finally {
+      s.kill();
+      rmSync(dir, { recursive: true });
+    }
+    // The sandbox dies with its server.
+    assert.deepEqual(await waitGone(marker, 15000), []);
   });
 });

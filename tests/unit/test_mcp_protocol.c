@@ -1,14 +1,19 @@
-/* Unit tests of the MCP layer's pure parts: UTF-8, SHA-256, the streaming id
- * scanner, JSON-RPC classification, tool argument checks and tools/list. */
+/* Unit tests of the MCP layer: UTF-8, the audit log's SHA-256, the streaming
+ * id scanner, JSON-RPC classification, and a real server and client with no
+ * sandbox behind them (runner NULL) answering into a sink that keeps every
+ * message: the lifecycle, embedded NULs, tool calls and the audit lines. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "config/config.h"
 #include "mcp/idscan.h"
 #include "mcp/jsonrpc.h"
-#include "mcp/sha256.h"
-#include "mcp/tools.h"
+#include "mcp/audit.h"
+#include "mcp/mcp.h"
+#include "tools/tool.h"
 #include "util/utf8.h"
 
 static void test_utf8(void)
@@ -32,34 +37,29 @@ static void test_utf8(void)
 	CHECK(sb_utf8_prefix("abc", 3, 2) == 2);
 }
 
-static void hex_of(const char *s, size_t n, char out[65])
-{
-	sb_sha256_hex(s, n, out);
-}
-
 static void test_sha256(void)
 {
+	/* The audit log's code hashes (nettle's SHA-256): FIPS 180-2 vectors. */
 	char h[65];
-	hex_of("", 0, h);
+	sb_audit_sha256_hex("", 0, h);
 	CHECK(!strcmp(h, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"));
-	hex_of("abc", 3, h);
+	sb_audit_sha256_hex("abc", 3, h);
 	CHECK(!strcmp(h, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"));
 	const char *two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
-	hex_of(two, strlen(two), h);
+	sb_audit_sha256_hex(two, strlen(two), h);
 	CHECK(!strcmp(h, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"));
-	/* A million 'a's, fed in uneven pieces. */
-	struct sb_sha256 c;
-	unsigned char d[32];
 	char *a = malloc(1000000);
 	memset(a, 'a', 1000000);
-	sb_sha256_init(&c);
-	for (size_t off = 0, step = 1; off < 1000000; off += step, step = step * 3 % 1000 + 1)
-		sb_sha256_update(&c, a + off, off + step > 1000000 ? 1000000 - off : step);
-	sb_sha256_final(&c, d);
+	sb_audit_sha256_hex(a, 1000000, h);
 	free(a);
-	for (int i = 0; i < 32; i++)
-		snprintf(h + 2 * i, 3, "%02x", d[i]);
 	CHECK(!strcmp(h, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"));
+	/* Code may hold NUL bytes: all of them are hashed. */
+	sb_audit_sha256_hex("a\0b", 3, h);
+	CHECK(strcmp(h, "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb") != 0);
+	char id1[17], id2[17];
+	sb_audit_call_id(id1);
+	sb_audit_call_id(id2);
+	CHECK(strlen(id1) == 16 && strspn(id1, "0123456789abcdef") == 16 && strcmp(id1, id2) != 0);
 }
 
 static json_t *scan(const char *s)
@@ -137,71 +137,256 @@ static void test_jsonrpc(void)
 	json_decref(e);
 }
 
-static void test_tools(void)
+static void test_nul_rpc(void)
+{
+	int code;
+	json_t *id;
+	/* "ping\u0000x" is not ping. */
+	CHECK(kind_of("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\\u0000x\"}", &code, &id) == SB_RPC_INVALID &&
+	      code == SB_RPC_INVALID_REQUEST && json_integer_value(id) == 1);
+	json_decref(id);
+	CHECK(kind_of("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\\u0000\"}", &code, &id) ==
+		      SB_RPC_INVALID && code == SB_RPC_INVALID_REQUEST && !id);
+	CHECK(kind_of("{\"jsonrpc\":\"2.0\\u0000\",\"id\":2,\"method\":\"ping\"}", &code, &id) == SB_RPC_INVALID &&
+	      code == SB_RPC_INVALID_REQUEST);
+	json_decref(id);
+	/* The parser itself refuses a NUL in a key (an argument name). */
+	CHECK(kind_of("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"run_python\","
+		      "\"arguments\":{\"code\\u0000x\":\"1\"}}}", &code, &id) == SB_RPC_INVALID &&
+	      code == SB_RPC_PARSE_ERROR);
+	json_decref(id);
+	/* Code may hold NUL: it is bytes with a length, never a C string. */
+	CHECK(kind_of("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"run_python\","
+		      "\"arguments\":{\"code\":\"print(1)\\u0000\"}}}", &code, &id) == SB_RPC_REQUEST);
+	json_decref(id);
+}
+
+/* A member's string value, or "". */
+static const char *text_of(const json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+	return s ? s : "";
+}
+
+/* A sink that keeps every message, as a transport would send it. */
+struct memsink {
+	pthread_mutex_t lock;
+	json_t *msgs;
+	int done;
+};
+
+static int mem_send(void *ctx, const json_t *msg)
+{
+	struct memsink *m = ctx;
+	pthread_mutex_lock(&m->lock);
+	json_array_append_new(m->msgs, json_deep_copy(msg));
+	pthread_mutex_unlock(&m->lock);
+	return 0;
+}
+
+static void mem_done(void *ctx)
+{
+	struct memsink *m = ctx;
+	pthread_mutex_lock(&m->lock);
+	m->done++;
+	pthread_mutex_unlock(&m->lock);
+}
+
+static int done_count(struct memsink *m)
+{
+	pthread_mutex_lock(&m->lock);
+	int n = m->done;
+	pthread_mutex_unlock(&m->lock);
+	return n;
+}
+
+/* The answer to request id (a new reference), waiting up to 10 s for it. */
+static json_t *answer(struct memsink *m, json_int_t id)
+{
+	for (int tries = 0; tries < 1000; tries++) {
+		pthread_mutex_lock(&m->lock);
+		size_t i;
+		json_t *msg, *found = NULL;
+		json_array_foreach(m->msgs, i, msg) {
+			json_t *mid = json_object_get(msg, "id");
+			if (json_is_integer(mid) && json_integer_value(mid) == id && !json_object_get(msg, "method"))
+				found = json_incref(msg);
+		}
+		pthread_mutex_unlock(&m->lock);
+		if (found)
+			return found;
+		usleep(10000);
+	}
+	return NULL;
+}
+
+static void say(struct sb_mcp_client *c, const struct sb_mcp_sink *reply, const char *line)
+{
+	sb_mcp_handle_message(c, line, strlen(line), reply);
+}
+
+/* The error message of the answer to id, or NULL if it is no error. */
+static bool error_says(struct memsink *m, json_int_t id, int code, const char *needle)
+{
+	json_t *a = answer(m, id);
+	json_t *e = json_object_get(a, "error");
+	const char *msg = json_string_value(json_object_get(e, "message"));
+	bool ok = e && json_integer_value(json_object_get(e, "code")) == code && msg && strstr(msg, needle);
+	if (!ok) {
+		char *dump = json_dumps(a, 0);
+		fprintf(stderr, "answer %lld: %s\n", (long long)id, dump ? dump : "(none)");
+		free(dump);
+	}
+	json_decref(a);
+	return ok;
+}
+
+static void test_server(void)
 {
 	struct sb_config cfg;
 	sb_config_defaults(&cfg);
-	const struct sb_tool *t = sb_tool_find("run_sagemath");
-	CHECK(t && t->kind == SB_TOOL_RUN && t->lang == SB_LANG_SAGE);
-	CHECK(!sb_tool_find("run_sage"));
-	char msg[512];
-	struct sb_run_args ra;
+	struct sb_error why = {0};
+	snprintf(why.msg, sizeof why.msg, "no sandbox in a unit test");
+	struct memsink m = {.msgs = json_array()};
+	pthread_mutex_init(&m.lock, NULL);
+	struct sb_mcp_sink sink = {.send = mem_send, .done = mem_done, .ctx = &m};
+	struct sb_mcp_server *srv = sb_mcp_server_new(&cfg, NULL, &why, NULL);
+	struct sb_mcp_client *c = sb_mcp_client_new(srv, "unit", &sink);
+	CHECK(srv && c);
+	int said = 0;
 
-	json_t *a = json_pack("{s:s}", "code", "print(1)");
-	CHECK(sb_tool_check_args(t, a, &cfg, &ra, msg, sizeof msg) == 0 && ra.timeout_s == cfg.limits.timeout_s);
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}"), said++;
+	json_t *a = answer(&m, 1);
+	CHECK(json_is_object(json_object_get(a, "result")));
 	json_decref(a);
-	a = json_pack("{s:s, s:f}", "code", "1", "timeout_seconds", 5.0);
-	CHECK(sb_tool_check_args(t, a, &cfg, &ra, msg, sizeof msg) == 0 && ra.timeout_s == 5);
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}"), said++;
+	CHECK(error_says(&m, 2, -32600, "not initialized"));
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+		      "\"2025-06-18\\u0000x\",\"capabilities\":{}}}"), said++;
+	CHECK(error_says(&m, 3, -32602, "\"protocolVersion\" contains a NUL"));
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+		      "\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"unit\",\"version\":\"1\"}}}"), said++;
+	a = answer(&m, 4);
+	CHECK(!strcmp(text_of(json_object_get(a, "result"), "protocolVersion"),
+		      "2025-06-18"));
 	json_decref(a);
-	a = json_pack("{s:s, s:f}", "code", "1", "timeout_seconds", 5.5);
-	CHECK(sb_tool_check_args(t, a, &cfg, &ra, msg, sizeof msg) < 0);
-	json_decref(a);
-	a = json_pack("{s:s, s:i}", "code", "1", "timeout_seconds", 601);
-	CHECK(sb_tool_check_args(t, a, &cfg, &ra, msg, sizeof msg) < 0);
-	CHECK(strstr(msg, "timeout_seconds") != NULL);
-	json_decref(a);
-	a = json_pack("{s:s, s:b}", "code", "1", "x", 1);
-	CHECK(sb_tool_check_args(t, a, &cfg, &ra, msg, sizeof msg) < 0);
-	CHECK(strstr(msg, "\"x\"") != NULL);
-	json_decref(a);
-	CHECK(sb_tool_check_args(t, NULL, &cfg, &ra, msg, sizeof msg) < 0);
-	CHECK(strstr(msg, "code") != NULL);
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}"), said++;
 
-	/* 50,000 four-byte characters pass; one more does not. */
-	size_t n = 50000;
-	char *big = malloc(4 * (n + 1) + 1);
-	for (size_t i = 0; i <= n; i++)
-		memcpy(big + 4 * i, "\xf0\x9f\x98\x80", 4);
-	a = json_object();
-	json_object_set_new(a, "code", json_stringn(big, 4 * n));
-	CHECK(sb_tool_check_args(t, a, &cfg, &ra, msg, sizeof msg) == 0 && ra.code_chars == n && ra.code_len == 4 * n);
-	json_object_set_new(a, "code", json_stringn(big, 4 * (n + 1)));
-	CHECK(sb_tool_check_args(t, a, &cfg, &ra, msg, sizeof msg) < 0);
-	CHECK(strstr(msg, "50001") != NULL);
-	json_decref(a);
-	free(big);
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\\u0000x\"}"), said++;
+	CHECK(error_says(&m, 5, -32600, "\"method\" contains a NUL"));
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\",\"params\":{\"name\":"
+		      "\"run_python\\u0000x\",\"arguments\":{\"code\":\"print(1)\"}}}"), said++;
+	char *names = sb_tool_names();
+	CHECK(error_says(&m, 6, -32602, "tool name contains a NUL") && error_says(&m, 6, -32602, names));
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"nope\"}}"), said++;
+	CHECK(error_says(&m, 7, -32602, "Unknown tool: nope (the tools are ") && error_says(&m, 7, -32602, names));
+	free(names);
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"logging/setLevel\",\"params\":{\"level\":"
+		      "\"debug\\u0000\"}}"), said++;
+	CHECK(error_says(&m, 8, -32602, "\"level\" contains a NUL"));
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/list\",\"params\":{\"cursor\":\"a\\u0000\"}}"),
+		said++;
+	CHECK(error_says(&m, 9, -32602, "\"cursor\" contains a NUL"));
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"tools/call\",\"params\":{\"name\":\"run_python\","
+		      "\"arguments\":{\"code\":\"1\"},\"_meta\":{\"progressToken\":\"t\\u0000\"}}}"), said++;
+	CHECK(error_says(&m, 10, -32602, "\"_meta.progressToken\" contains a NUL"));
 
-	const struct sb_tool *st = sb_tool_find("sandbox_status");
-	CHECK(sb_tool_check_args(st, NULL, &cfg, NULL, msg, sizeof msg) == 0);
-	a = json_pack("{s:b}", "verbose", 1);
-	CHECK(sb_tool_check_args(st, a, &cfg, NULL, msg, sizeof msg) < 0);
+	/* A call answers from its own thread: with no runner, a sandbox error
+	 * result (not a protocol error) that says what to do. */
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"tools/call\",\"params\":{\"name\":\"run_python\","
+		      "\"arguments\":{\"code\":\"print(1)\",\"timeout_seconds\":7}}}"), said++;
+	a = answer(&m, 11);
+	json_t *r = json_object_get(a, "result");
+	CHECK(json_is_true(json_object_get(r, "isError")));
+	CHECK_STR_CONTAINS(json_string_value(json_object_get(json_array_get(json_object_get(r, "content"), 0), "text")),
+			   "no sandbox in a unit test");
+	CHECK(json_integer_value(json_object_get(json_object_get(r, "structuredContent"), "timeout_seconds")) == 7);
+	json_decref(a);
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"tools/call\",\"params\":{\"name\":\"sandbox_status\"}}"),
+		said++;
+	a = answer(&m, 12);
+	r = json_object_get(json_object_get(a, "result"), "structuredContent");
+	CHECK(!strcmp(text_of(json_object_get(r, "mcp"), "protocol_version"),
+		      "2025-06-18"));
+	json_decref(a);
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":13,\"method\":\"tools/list\"}"), said++;
+	a = answer(&m, 13);
+	json_t *tools = json_object_get(json_object_get(a, "result"), "tools");
+	CHECK(json_array_size(tools) == sb_tools_count);
+	CHECK(json_object_get(json_array_get(tools, 0), "title") && json_object_get(json_array_get(tools, 0), "outputSchema"));
 	json_decref(a);
 
-	json_t *old = sb_tools_list(&cfg, "2024-11-05");
-	json_t *mid = sb_tools_list(&cfg, "2025-03-26");
-	json_t *now = sb_tools_list(&cfg, "2025-06-18");
-	json_t *t0 = json_array_get(json_object_get(old, "tools"), 0);
-	json_t *t1 = json_array_get(json_object_get(mid, "tools"), 0);
-	json_t *t2 = json_array_get(json_object_get(now, "tools"), 0);
-	CHECK(json_array_size(json_object_get(now, "tools")) == 5);
-	CHECK(!json_object_get(t0, "annotations") && !json_object_get(t0, "title") && !json_object_get(t0, "outputSchema"));
-	CHECK(json_object_get(t1, "annotations") && !json_object_get(t1, "title") && !json_object_get(t1, "outputSchema"));
-	CHECK(json_object_get(t2, "annotations") && json_object_get(t2, "title") && json_object_get(t2, "outputSchema"));
-	CHECK(json_is_false(json_object_get(json_object_get(t2, "inputSchema"), "additionalProperties")));
-	CHECK_STR_CONTAINS(json_string_value(json_object_get(t2, "description")), "R.<x> = QQ[]");
-	json_decref(old);
-	json_decref(mid);
-	json_decref(now);
+	sb_mcp_client_free(c); /* joins the call threads */
+	/* Every message handled was done exactly once. */
+	CHECK(done_count(&m) == said);
+	sb_mcp_server_free(srv);
+	json_decref(m.msgs);
+	pthread_mutex_destroy(&m.lock);
+}
+
+static json_t *read_lines(const char *path)
+{
+	json_t *lines = json_array();
+	FILE *f = fopen(path, "r");
+	char buf[8192];
+	while (f && fgets(buf, sizeof buf, f)) {
+		json_error_t e;
+		json_array_append_new(lines, json_loads(buf, 0, &e));
+	}
+	if (f)
+		fclose(f);
+	return lines;
+}
+
+static void test_audit(void)
+{
+	char path[] = "/tmp/sagebox-unit-audit-XXXXXX";
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	close(fd);
+	struct sb_config cfg;
+	sb_config_defaults(&cfg);
+	struct sb_audit audit;
+	struct sb_error err = {0};
+	CHECK(sb_audit_open(&audit, path, &err) == 0);
+	struct memsink m = {.msgs = json_array()};
+	pthread_mutex_init(&m.lock, NULL);
+	struct sb_mcp_sink sink = {.send = mem_send, .ctx = &m};
+	struct sb_mcp_server *srv = sb_mcp_server_new(&cfg, NULL, &err, &audit);
+	struct sb_mcp_client *c = sb_mcp_client_new(srv, "unit-owner", &sink);
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+		      "\"2025-06-18\",\"clientInfo\":{\"name\":\"Unit\",\"version\":\"2.0\"}}}");
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"run_python\","
+		      "\"arguments\":{\"code\":\"abc\"}}}");
+	json_decref(answer(&m, 2));
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"sandbox_status\"}}");
+	json_decref(answer(&m, 3));
+	sb_mcp_client_free(c);
+	sb_mcp_server_free(srv);
+	sb_audit_close(&audit);
+
+	json_t *lines = read_lines(path);
+	unlink(path);
+	CHECK(json_array_size(lines) == 4);
+	json_t *s = json_array_get(lines, 0), *f = json_array_get(lines, 1), *st = json_array_get(lines, 2);
+	CHECK(!strcmp(text_of(s, "event"), "started"));
+	CHECK(!strcmp(text_of(f, "event"), "finished"));
+	const char *call = json_string_value(json_object_get(s, "call"));
+	CHECK(call && strlen(call) == 16 && !strcmp(call, text_of(f, "call")));
+	CHECK(!strcmp(text_of(s, "client"), "unit-owner"));
+	CHECK(!strcmp(text_of(s, "client_info"), "Unit 2.0"));
+	CHECK(!strcmp(text_of(s, "tool"), "run_python"));
+	CHECK(!strcmp(text_of(s, "code_sha256"),
+		      "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"));
+	CHECK(json_integer_value(json_object_get(s, "code_bytes")) == 3);
+	CHECK(!json_object_get(s, "verdict") && !json_object_get(s, "ok"));
+	CHECK(json_is_false(json_object_get(f, "ok")) && json_integer_value(json_object_get(f, "timeout_seconds")) == 30);
+	CHECK_STR_CONTAINS(json_string_value(json_object_get(f, "verdict")), "sandbox error");
+	CHECK(!json_object_get(st, "code_sha256") &&
+	      strcmp(text_of(st, "call"), call ? call : "") != 0);
+	json_decref(lines);
+	json_decref(m.msgs);
+	pthread_mutex_destroy(&m.lock);
 }
 
 int main(void)
@@ -210,6 +395,8 @@ int main(void)
 	test_sha256();
 	test_idscan();
 	test_jsonrpc();
-	test_tools();
+	test_nul_rpc();
+	test_server();
+	test_audit();
 	return check_summary();
 }

@@ -1,12 +1,13 @@
 /* The server's instructions: what a model should know to use the tools well.
- * Clients may put this in the system prompt, so it is short and concrete. */
+ * Clients may put this in the system prompt, so it is short and concrete.
+ * It speaks of the tools by name: that is why it lives with them. */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "core/limits.h"
-#include "mcp/server.h"
+#include "tools/tool.h"
 
-char *sb_mcp_instructions(const struct sb_config *cfg)
+char *sb_tools_instructions(const struct sb_config *cfg)
 {
 	char *s = NULL;
 	if (asprintf(&s,

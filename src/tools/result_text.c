@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "core/limits.h"
-#include "mcp/toolcall.h"
+#include "tools/run.h"
 
 static void put_stream(FILE *f, const struct sb_stream *s)
 {

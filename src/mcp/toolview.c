@@ -1,0 +1,57 @@
+#include "mcp/toolview.h"
+
+#include <stdlib.h>
+
+#include "mcp/revision.h"
+
+static json_t *annotations(const struct sb_tool *t)
+{
+	return json_pack("{s:s, s:b, s:b, s:b, s:b}", "title", t->title, "readOnlyHint", t->hints.read_only,
+			 "destructiveHint", t->hints.destructive, "idempotentHint", t->hints.idempotent,
+			 "openWorldHint", t->hints.open_world);
+}
+
+static json_t *entry(const struct sb_tool *t, const struct sb_config *cfg, const char *revision)
+{
+	char *desc = t->description(cfg);
+	json_t *o = json_object();
+	json_object_set_new(o, "name", json_string(t->name));
+	if (sb_rev_has(revision, SB_REV_TOOL_TITLE))
+		json_object_set_new(o, "title", json_string(t->title));
+	json_object_set_new(o, "description", json_string(desc ? desc : t->title));
+	json_object_set_new(o, "inputSchema", sb_tool_input_schema(t, cfg));
+	if (sb_rev_has(revision, SB_REV_OUTPUT_SCHEMA))
+		json_object_set_new(o, "outputSchema", t->output_schema());
+	if (sb_rev_has(revision, SB_REV_TOOL_ANNOTATIONS))
+		json_object_set_new(o, "annotations", annotations(t));
+	free(desc);
+	return o;
+}
+
+json_t *sb_mcp_tools_list(const struct sb_config *cfg, const char *revision)
+{
+	json_t *list = json_array();
+	for (size_t i = 0; i < sb_tools_count; i++)
+		json_array_append_new(list, entry(&sb_tools[i], cfg, revision));
+	return json_pack("{s:o}", "tools", list);
+}
+
+json_t *sb_mcp_call_result(struct sb_tool_result *r, const char *revision)
+{
+	json_t *out = json_pack("{s:o, s:b}", "content", r->content ? r->content : json_array(), "isError",
+				r->is_error);
+	r->content = NULL;
+	if (r->structured && sb_rev_has(revision, SB_REV_STRUCTURED_CONTENT))
+		json_object_set_new(out, "structuredContent", r->structured);
+	else
+		json_decref(r->structured);
+	r->structured = NULL;
+	return out;
+}
+
+json_t *sb_mcp_text_result(const char *text, bool is_error)
+{
+	struct sb_tool_result r = {.is_error = is_error};
+	sb_tool_result_text(&r, text);
+	return sb_mcp_call_result(&r, NULL);
+}

@@ -1,0 +1,157 @@
+/* The run tools: their descriptions for a model, the shape of their result,
+ * and the handler that turns checked arguments into a job for the runner. */
+#include "tools/run.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/limits.h"
+
+/* What every run tool's description says about the sandbox and its limits. */
+static void limits_text(char *buf, size_t size, const struct sb_config *cfg)
+{
+	snprintf(buf, size,
+		 "Every call starts fresh: nothing is kept between calls, so define everything you use "
+		 "in the same call. Limits: %u s wall clock by default (pass timeout_seconds, up to %d, for "
+		 "longer work), %s of memory, %zu KiB of output per stream (longer output is cut in the "
+		 "middle, so print summaries rather than huge objects), at most %d characters of code. "
+		 "There is no network access and no access to the user's files: the sandbox sees only a "
+		 "read-only system and a scratch /tmp that is discarded after the call. A failure of your "
+		 "code comes back as an error result with its traceback; fix the code and call again. If "
+		 "the result says the sandbox itself failed, call sandbox_status and tell the user what it "
+		 "reports.",
+		 cfg->limits.timeout_s, SB_TIMEOUT_MAX_S, cfg->limits.memory, cfg->limits.output_bytes / 1024,
+		 SB_CODE_MAX_CHARS);
+}
+
+/* The tool's own text, then the limits. */
+static char *with_limits(const struct sb_config *cfg, const char *intro)
+{
+	char limits[2048], *out = NULL;
+	limits_text(limits, sizeof limits, cfg);
+	return intro && asprintf(&out, "%s %s", intro, limits) >= 0 ? out : NULL;
+}
+
+char *sb_run_sage_description(const struct sb_config *cfg)
+{
+	return with_limits(cfg,
+			   "Run SageMath code in an isolated sandbox and return what it prints. Use it for exact "
+			   "and symbolic mathematics: polynomials and factoring, algebra, number theory, calculus, "
+			   "linear algebra, combinatorics, groups, elliptic curves, exact or high-precision "
+			   "numerics. The code is a Sage script: Sage's preparser applies, so `R.<x> = QQ[]` "
+			   "defines a polynomial ring, `^` is a power and `1/3` is an exact rational (use `n()` or "
+			   "`RR` for decimals); use `var('y')` for symbolic variables. Show results with "
+			   "`print(...)`; the value of a bare expression on the last line is shown too (end the "
+			   "line with `;` to hide it).");
+}
+
+char *sb_run_python_description(const struct sb_config *cfg)
+{
+	return with_limits(cfg,
+			   "Run Python 3 code in the same isolated sandbox as run_sagemath and return what it "
+			   "prints. Use it for general computation, simulations, string and data processing that "
+			   "do not need Sage's syntax (Sage's modules are importable: `from sage.all import *`). No "
+			   "packages can be installed. Show results with `print(...)`; the value of a bare "
+			   "expression on the last line is shown too.");
+}
+
+char *sb_run_shell_description(const struct sb_config *cfg)
+{
+	char *intro = NULL;
+	if (asprintf(&intro,
+		     "Run a POSIX shell script (%s) in the same isolated sandbox as run_sagemath and return "
+		     "its stdout and stderr. Use it for small command-line tasks inside the sandbox, such as "
+		     "checking which programs are available or running a command-line math tool; not for "
+		     "inspecting the user's machine, which the sandbox cannot see.",
+		     cfg->shell) < 0)
+		intro = NULL;
+	char *out = with_limits(cfg, intro);
+	free(intro);
+	return out;
+}
+
+char *sb_run_timeout_description(const struct sb_config *cfg)
+{
+	char *out = NULL;
+	if (asprintf(&out, "Wall-clock limit in seconds, %d to %d. Default: %u.", SB_TIMEOUT_MIN_S, SB_TIMEOUT_MAX_S,
+		     cfg->limits.timeout_s) < 0)
+		return NULL;
+	return out;
+}
+
+/* The shape of sb_result_to_json (the seed's result object). Open to
+ * additions (no additionalProperties: false), so a new field in the result
+ * never breaks a client that validates structuredContent. */
+json_t *sb_run_output_schema(void)
+{
+	return json_pack(
+		"{s:s, s:{s:{s:s}, s:{s:[s,s]}, s:{s:[s,s]}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s},"
+		" s:{s:s, s:{s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}}},"
+		" s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:[s,s]}},"
+		" s:[s,s,s,s,s,s,s,s]}",
+		"type", "object", "properties",
+		"ok", "type", "boolean",
+		"exit_code", "type", "integer", "null",
+		"signal", "type", "string", "null",
+		"timed_out", "type", "boolean",
+		"output_limit_exceeded", "type", "boolean",
+		"cancelled", "type", "boolean",
+		"stdout", "type", "string",
+		"stderr", "type", "string",
+		"truncated", "type", "object", "properties",
+		"stdout", "type", "boolean", "stderr", "type", "boolean", "max_bytes_per_stream", "type",
+		"integer", "stdout_total_bytes", "type", "integer", "stderr_total_bytes", "type", "integer",
+		"duration_ms", "type", "integer",
+		"timeout_seconds", "type", "integer",
+		"error", "type", "string",
+		"hint", "type", "string",
+		"sandbox", "type", "object", "null",
+		"required", "ok", "exit_code", "signal", "timed_out", "output_limit_exceeded", "stdout", "stderr",
+		"duration_ms");
+}
+
+/* The result when there is no runner: the same shape as a run's result,
+ * with the reason as a sandbox error. */
+static void no_runner_result(const struct sb_tool_server *srv, unsigned timeout_s, struct sb_result *res)
+{
+	res->internal_error = strdup(srv->runner_err.msg[0] ? srv->runner_err.msg : "the runner could not be created");
+	if (srv->runner_err.hint[0])
+		res->hint = strdup(srv->runner_err.hint);
+	res->timeout_s = timeout_s;
+	res->max_bytes_per_stream = srv->cfg->limits.output_bytes;
+}
+
+void sb_run_handler(const struct sb_tool *t, const json_t *args, struct sb_tool_ctx *ctx, struct sb_tool_result *out)
+{
+	const struct sb_tool_server *srv = ctx->srv;
+	struct sb_job job = {.lang = t->lang, .limits = srv->cfg->limits};
+	job.code = sb_tool_arg_text(args, "code", &job.code_len);
+	job.limits.timeout_s = (unsigned)sb_tool_arg_int(args, "timeout_seconds", srv->cfg->limits.timeout_s);
+	ctx->audit->timeout_s = job.limits.timeout_s;
+
+	struct sb_result res;
+	sb_result_init(&res);
+	if (!srv->runner)
+		no_runner_result(srv, job.limits.timeout_s, &res);
+	else if (sb_runner_run(srv->runner, &job, &ctx->hooks, &res) < 0 && !res.internal_error)
+		res.internal_error = strdup("the runner failed without saying why");
+	if (!res.out.data)
+		res.out.data = strdup("");
+	if (!res.err.data)
+		res.err.data = strdup("");
+	out->cancelled = res.cancelled;
+
+	struct sb_audit_record *rec = ctx->audit;
+	sb_result_verdict(&res, rec->verdict, sizeof rec->verdict);
+	sb_tool_backend_of(srv, res.sandbox, rec->backend, sizeof rec->backend);
+	rec->duration_ms = res.duration_ms;
+	rec->ok = sb_result_ok(&res);
+
+	char *text = sb_result_text(&res, t, srv->cfg);
+	sb_tool_result_text(out, text ? text : rec->verdict);
+	free(text);
+	out->is_error = !rec->ok;
+	out->structured = sb_result_to_json(&res);
+	sb_result_free(&res);
+}

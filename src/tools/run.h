@@ -1,0 +1,21 @@
+/* The run tools (run_sagemath, run_python, run_shell): one handler for all
+ * three, the row's lang says which interpreter runs the code. */
+#ifndef SAGEBOX_TOOLS_RUN_H
+#define SAGEBOX_TOOLS_RUN_H
+
+#include "tools/tool.h"
+
+char *sb_run_sage_description(const struct sb_config *cfg);
+char *sb_run_python_description(const struct sb_config *cfg);
+char *sb_run_shell_description(const struct sb_config *cfg);
+/* The timeout_seconds argument's description (names the default). */
+char *sb_run_timeout_description(const struct sb_config *cfg);
+/* The shape of sb_result_to_json. */
+json_t *sb_run_output_schema(void);
+void sb_run_handler(const struct sb_tool *t, const json_t *args, struct sb_tool_ctx *ctx, struct sb_tool_result *out);
+
+/* The text block of a run result, written for a model: stdout, then stderr
+ * (labelled), then the verdict and, on failure, what to do (malloc'd). */
+char *sb_result_text(const struct sb_result *r, const struct sb_tool *t, const struct sb_config *cfg);
+
+#endif

@@ -1,0 +1,49 @@
+#include "tools/status.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/version.h"
+
+char *sb_status_description(const struct sb_config *cfg)
+{
+	return strdup("Report the sandbox's state without running any code: the backend in use, whether Sage, "
+		      "Python and the shell are available and their versions, which isolation and limits are "
+		      "really enforced on this machine, and the active settings. Call it when a run tool reports "
+		      "that the sandbox failed (rather than a traceback from your code), or when the user asks how "
+		      "the sandbox is set up.");
+}
+
+json_t *sb_status_output_schema(void)
+{
+	return json_pack("{s:s, s:{s:{s:s}}, s:[s]}", "type", "object", "properties", "settings", "type", "object",
+			 "required", "settings");
+}
+
+void sb_status_handler(const struct sb_tool *t, const json_t *args, struct sb_tool_ctx *ctx,
+		       struct sb_tool_result *out)
+{
+	const struct sb_tool_server *srv = ctx->srv;
+	json_t *st = srv->runner ? sb_runner_status(srv->runner) : NULL;
+	if (!json_is_object(st)) {
+		json_t *inner = st;
+		st = json_pack("{s:b, s:s, s:s}", "ok", 0, "error",
+			       srv->runner_err.msg[0] ? srv->runner_err.msg : "the runner could not be created", "hint",
+			       srv->runner_err.hint);
+		if (inner)
+			json_object_set_new(st, "status", inner);
+	}
+	json_object_set_new(st, "settings", sb_config_to_json(srv->cfg));
+	json_object_set_new(st, "mcp",
+			    json_pack("{s:s, s:s, s:s?}", "server_version", SAGEBOX_VERSION, "protocol_version",
+				      ctx->revision ? ctx->revision : "", "audit_log",
+				      srv->cfg->audit_log[0] ? srv->cfg->audit_log : NULL));
+	char *text = json_dumps(st, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	sb_tool_result_text(out, text ? text : "(status could not be encoded)");
+	free(text);
+	sb_tool_backend_of(srv, st, ctx->audit->backend, sizeof ctx->audit->backend);
+	snprintf(ctx->audit->verdict, sizeof ctx->audit->verdict, "status reported");
+	ctx->audit->ok = true;
+	out->structured = st;
+}

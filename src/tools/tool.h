@@ -1,0 +1,140 @@
+/* The tools layer. Every tool the server offers is ONE ROW of data in
+ * tools/table.c: its name, title, description, arguments (from which both
+ * the input schema a client sees and the check the server makes are built,
+ * so they cannot drift apart), output schema, annotations, handler, and
+ * whether it takes one of the job slots. The protocol layer (mcp/) only
+ * looks rows up and calls them; it never knows what a tool does, and no
+ * tool name is written anywhere outside this directory.
+ *
+ * Adding a tool: one row in table.c, its handler in a file of this
+ * directory (listed in meson.build). */
+#ifndef SAGEBOX_TOOLS_TOOL_H
+#define SAGEBOX_TOOLS_TOOL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config/config.h"
+#include "core/job.h"
+#include "runner/runner.h"
+#include "util/error.h"
+
+enum sb_arg_type {
+	SB_ARG_STRING,  /* text used as a C string: an embedded NUL (\u0000) is refused */
+	SB_ARG_CODE,    /* code: any text, NUL included, counted in code points, and
+			   recorded in the audit log by its hash and size */
+	SB_ARG_INTEGER, /* JSON Schema "integer": 5 and 5.0 alike */
+};
+
+/* One argument of a tool. */
+struct sb_tool_arg {
+	const char *name;
+	enum sb_arg_type type;
+	bool required;
+	long long min, max;  /* INTEGER: the range; STRING, CODE: max is the longest in code points (0: any) */
+	const char *description;
+	/* Instead of description, for text that names a setting (malloc'd). */
+	char *(*describe)(const struct sb_config *cfg);
+};
+
+/* MCP tool annotations (the title comes from the row). */
+struct sb_tool_hints {
+	bool read_only, destructive, idempotent, open_world;
+};
+
+/* What every call shares: the server as the tools see it. */
+struct sb_tool_server {
+	const struct sb_config *cfg;
+	struct sb_runner *runner;   /* NULL: runner_err says why */
+	struct sb_error runner_err;
+};
+
+/* One line of the audit log's story of a call. */
+struct sb_audit_record {
+	/* Set by the server before the handler runs. */
+	char call[17];              /* links the "started" and "finished" lines */
+	const char *client;         /* the caller's owner id */
+	const char *client_info;    /* what the client calls itself ("LM Studio 0.3.17"), or "" */
+	const char *tool;
+	const char *code;           /* the SB_ARG_CODE argument, or NULL */
+	size_t code_len, code_chars;
+	char code_sha256[65];       /* filled by the audit log */
+	/* Set by the handler. */
+	unsigned timeout_s;         /* 0: none */
+	char backend[64];
+	char verdict[512];
+	uint64_t duration_ms;       /* 0: the server's own measure */
+	bool ok;
+};
+
+/* What a handler gets besides its arguments. */
+struct sb_tool_ctx {
+	const struct sb_tool_server *srv;
+	const char *owner;          /* the calling client; sessions and jobs are keyed by it */
+	const char *revision;       /* the request's protocol revision (a static string) */
+	struct sb_run_hooks hooks;  /* progress to the caller's reply sink, its cancel fd */
+	struct sb_audit_record *audit;
+};
+
+/* What a handler gives back: content blocks and the structured result. The
+ * protocol layer turns it into a CallToolResult for the request's revision.
+ * A failure of the code or of the sandbox is is_error, never a protocol error. */
+struct sb_tool_result {
+	json_t *content;            /* array of content blocks (owned) */
+	json_t *structured;         /* structuredContent (owned), or NULL */
+	bool is_error;
+	bool cancelled;             /* cancelled through hooks.cancel_fd: nothing is sent */
+};
+
+struct sb_tool {
+	const char *name;
+	const char *title;
+	char *(*description)(const struct sb_config *cfg);  /* malloc'd */
+	const struct sb_tool_arg *args;                     /* ends with {NULL} */
+	/* Rules the argument table cannot state (optional): 0, or -1 with msg. */
+	int (*check)(const struct sb_tool *t, const json_t *args, char *msg, size_t size);
+	json_t *(*output_schema)(void);
+	struct sb_tool_hints hints;
+	void (*handler)(const struct sb_tool *t, const json_t *args, struct sb_tool_ctx *ctx,
+			struct sb_tool_result *out);
+	bool needs_slot;            /* waits for one of max_concurrent job slots */
+	enum sb_lang lang;          /* the language a run tool runs */
+};
+
+/* The table (tools/table.c). */
+extern const struct sb_tool sb_tools[];
+extern const size_t sb_tools_count;
+
+/* The row named name, or NULL. */
+const struct sb_tool *sb_tool_find(const char *name);
+/* "a, b, c": every tool's name, for messages and usage text (malloc'd). */
+char *sb_tool_names(void);
+
+/* The instructions a client may give the model (malloc'd). */
+char *sb_tools_instructions(const struct sb_config *cfg);
+
+/* Tool arguments (tools/args.c). */
+/* The input schema of a tool (new reference). */
+json_t *sb_tool_input_schema(const struct sb_tool *t, const struct sb_config *cfg);
+/* Check arguments (an object, or NULL for none) against the tool's
+ * argument table and its check. Returns 0, or -1 with the reason in msg,
+ * phrased for the model that wrote the call. */
+int sb_tool_check_args(const struct sb_tool *t, const json_t *args, char *msg, size_t size);
+/* The tool's SB_ARG_CODE argument, if it has one and it was given. */
+const struct sb_tool_arg *sb_tool_code_arg(const struct sb_tool *t);
+/* Values of checked arguments. */
+const char *sb_tool_arg_text(const json_t *args, const char *name, size_t *len);
+long long sb_tool_arg_int(const json_t *args, const char *name, long long dflt);
+
+/* Results (tools/args.c). */
+/* Append a text block (the text is copied; text that is not UTF-8 is
+ * replaced by a note saying so). */
+void sb_tool_result_text(struct sb_tool_result *r, const char *text);
+void sb_tool_result_free(struct sb_tool_result *r);
+/* "native" from a result's sandbox ("backend": "native") or a status
+ * ({"backend": {"name": "native"}}); the configured backend otherwise. */
+void sb_tool_backend_of(const struct sb_tool_server *srv, const json_t *report, char *buf, size_t size);
+
+#endif

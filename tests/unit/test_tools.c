@@ -1,0 +1,158 @@
+/* Unit tests of the tools layer: the table's rows, the argument check and
+ * the input schema built from a row's argument table, and the tools as
+ * tools/list shows them per protocol revision. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "config/config.h"
+#include "mcp/toolview.h"
+#include "tools/tool.h"
+
+static void test_table(void)
+{
+	CHECK(sb_tools_count == 5);
+	for (size_t i = 0; i < sb_tools_count; i++) {
+		const struct sb_tool *t = &sb_tools[i];
+		CHECK(t->name && t->title && t->description && t->args && t->output_schema && t->handler);
+		CHECK(sb_tool_find(t->name) == t);
+		for (size_t j = 0; j < i; j++)
+			CHECK(strcmp(t->name, sb_tools[j].name) != 0);
+	}
+	const struct sb_tool *t = sb_tool_find("run_sagemath");
+	CHECK(t && t->lang == SB_LANG_SAGE && t->needs_slot && sb_tool_code_arg(t));
+	CHECK(!sb_tool_find("run_sage"));
+	CHECK(!sb_tool_find(NULL));
+	const struct sb_tool *st = sb_tool_find("sandbox_status");
+	CHECK(st && !st->needs_slot && !sb_tool_code_arg(st) && st->hints.read_only);
+	char *names = sb_tool_names();
+	CHECK(names && !strcmp(names, "run_sagemath, run_python, run_shell, sandbox_status, sandbox_self_test"));
+	free(names);
+}
+
+static void test_args(void)
+{
+	const struct sb_tool *t = sb_tool_find("run_sagemath");
+	char msg[512];
+
+	json_t *a = json_pack("{s:s}", "code", "print(1)");
+	CHECK(sb_tool_check_args(t, a, msg, sizeof msg) == 0 && sb_tool_arg_int(a, "timeout_seconds", 30) == 30);
+	json_decref(a);
+	a = json_pack("{s:s, s:f}", "code", "1", "timeout_seconds", 5.0);
+	CHECK(sb_tool_check_args(t, a, msg, sizeof msg) == 0 && sb_tool_arg_int(a, "timeout_seconds", 30) == 5);
+	json_decref(a);
+	a = json_pack("{s:s, s:f}", "code", "1", "timeout_seconds", 5.5);
+	CHECK(sb_tool_check_args(t, a, msg, sizeof msg) < 0);
+	json_decref(a);
+	a = json_pack("{s:s, s:i}", "code", "1", "timeout_seconds", 601);
+	CHECK(sb_tool_check_args(t, a, msg, sizeof msg) < 0);
+	CHECK(!strcmp(msg, "Invalid arguments for tool run_sagemath: \"timeout_seconds\" must be an integer from 1 to 600"));
+	json_decref(a);
+	a = json_pack("{s:s, s:b}", "code", "1", "x", 1);
+	CHECK(sb_tool_check_args(t, a, msg, sizeof msg) < 0);
+	CHECK(!strcmp(msg, "Invalid arguments for tool run_sagemath: unknown argument \"x\" (allowed: code, timeout_seconds)"));
+	json_decref(a);
+	CHECK(sb_tool_check_args(t, NULL, msg, sizeof msg) < 0);
+	CHECK(!strcmp(msg, "Invalid arguments for tool run_sagemath: missing required argument \"code\""));
+	a = json_array();
+	CHECK(sb_tool_check_args(t, a, msg, sizeof msg) < 0);
+	CHECK(strstr(msg, "\"arguments\" must be an object") != NULL);
+	json_decref(a);
+	/* Code may hold a NUL: it travels with its length. */
+	a = json_object();
+	json_object_set_new(a, "code", json_stringn("a\0b", 3));
+	CHECK(sb_tool_check_args(t, a, msg, sizeof msg) == 0);
+	size_t len = 0;
+	CHECK(sb_tool_arg_text(a, "code", &len) && len == 3);
+	json_decref(a);
+
+	/* 50,000 four-byte characters pass; one more does not. */
+	size_t n = 50000;
+	char *big = malloc(4 * (n + 1) + 1);
+	for (size_t i = 0; i <= n; i++)
+		memcpy(big + 4 * i, "\xf0\x9f\x98\x80", 4);
+	a = json_object();
+	json_object_set_new(a, "code", json_stringn(big, 4 * n));
+	CHECK(sb_tool_check_args(t, a, msg, sizeof msg) == 0);
+	json_object_set_new(a, "code", json_stringn(big, 4 * (n + 1)));
+	CHECK(sb_tool_check_args(t, a, msg, sizeof msg) < 0);
+	CHECK(!strcmp(msg, "Invalid arguments for tool run_sagemath: \"code\" is 50001 characters long; the limit is "
+			   "50000. Split the work into several calls."));
+	json_decref(a);
+	free(big);
+
+	const struct sb_tool *st = sb_tool_find("sandbox_status");
+	CHECK(sb_tool_check_args(st, NULL, msg, sizeof msg) == 0);
+	a = json_pack("{s:b}", "verbose", 1);
+	CHECK(sb_tool_check_args(st, a, msg, sizeof msg) < 0);
+	CHECK(strstr(msg, "(this tool takes no arguments)") != NULL);
+	json_decref(a);
+}
+
+/* A row as issue 10's tools will have them: a text argument (a session id
+ * or a path) is used as a C string, so a NUL in it is refused. */
+static const struct sb_tool_arg text_args[] = {
+	{.name = "session_id", .type = SB_ARG_STRING, .required = true, .max = 64, .description = "A session."},
+	{.name = "offset", .type = SB_ARG_INTEGER, .min = 0, .max = 1000},
+	{0},
+};
+static const struct sb_tool text_tool = {.name = "probe", .title = "Probe", .args = text_args};
+
+static void test_text_args(void)
+{
+	char msg[512];
+	json_t *a = json_pack("{s:s}", "session_id", "s_1");
+	CHECK(sb_tool_check_args(&text_tool, a, msg, sizeof msg) == 0);
+	json_object_set_new(a, "session_id", json_stringn("s_1\0../x", 8));
+	CHECK(sb_tool_check_args(&text_tool, a, msg, sizeof msg) < 0);
+	CHECK(!strcmp(msg, "Invalid arguments for tool probe: \"session_id\" contains a NUL character (\\u0000), "
+			   "which is not allowed here"));
+	json_object_set_new(a, "session_id", json_integer(1));
+	CHECK(sb_tool_check_args(&text_tool, a, msg, sizeof msg) < 0);
+	CHECK(strstr(msg, "\"session_id\" must be a string") != NULL);
+	json_decref(a);
+
+	struct sb_config cfg;
+	sb_config_defaults(&cfg);
+	json_t *schema = sb_tool_input_schema(&text_tool, &cfg);
+	char *s = json_dumps(schema, JSON_COMPACT);
+	CHECK(s && !strcmp(s, "{\"type\":\"object\",\"properties\":{\"session_id\":{\"type\":\"string\",\"maxLength\":64,"
+			      "\"description\":\"A session.\"},\"offset\":{\"type\":\"integer\",\"minimum\":0,"
+			      "\"maximum\":1000}},\"required\":[\"session_id\"],\"additionalProperties\":false}"));
+	free(s);
+	json_decref(schema);
+}
+
+static void test_list(void)
+{
+	struct sb_config cfg;
+	sb_config_defaults(&cfg);
+	json_t *old = sb_mcp_tools_list(&cfg, "2024-11-05");
+	json_t *mid = sb_mcp_tools_list(&cfg, "2025-03-26");
+	json_t *now = sb_mcp_tools_list(&cfg, "2025-06-18");
+	json_t *t0 = json_array_get(json_object_get(old, "tools"), 0);
+	json_t *t1 = json_array_get(json_object_get(mid, "tools"), 0);
+	json_t *t2 = json_array_get(json_object_get(now, "tools"), 0);
+	CHECK(json_array_size(json_object_get(now, "tools")) == 5);
+	CHECK(!json_object_get(t0, "annotations") && !json_object_get(t0, "title") && !json_object_get(t0, "outputSchema"));
+	CHECK(json_object_get(t1, "annotations") && !json_object_get(t1, "title") && !json_object_get(t1, "outputSchema"));
+	CHECK(json_object_get(t2, "annotations") && json_object_get(t2, "title") && json_object_get(t2, "outputSchema"));
+	CHECK(json_is_false(json_object_get(json_object_get(t2, "inputSchema"), "additionalProperties")));
+	CHECK_STR_CONTAINS(json_string_value(json_object_get(t2, "description")), "R.<x> = QQ[]");
+	json_t *status = json_array_get(json_object_get(now, "tools"), 3);
+	char *s = json_dumps(json_object_get(status, "inputSchema"), JSON_COMPACT);
+	CHECK(s && !strcmp(s, "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}"));
+	free(s);
+	json_decref(old);
+	json_decref(mid);
+	json_decref(now);
+}
+
+int main(void)
+{
+	test_table();
+	test_args();
+	test_text_args();
+	test_list();
+	return check_summary();
+}
