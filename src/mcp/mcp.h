@@ -65,6 +65,11 @@ void sb_mcp_handle_message(struct sb_mcp_client *c, const char *data, size_t len
 void sb_mcp_handle_oversize(struct sb_mcp_client *c, size_t len, size_t max, const json_t *id,
 			    const struct sb_mcp_sink *reply);
 
+/* Cancel the client's request with this id, as notifications/cancelled
+ * would (an HTTP transport calls it when a request's stream closes early):
+ * its sandbox is killed and it gets no response. Unknown ids are ignored. */
+void sb_mcp_client_cancel(struct sb_mcp_client *c, const json_t *id, const char *reason);
+
 /* Housekeeping between messages (joins finished call threads). */
 void sb_mcp_client_idle(struct sb_mcp_client *c);
 

@@ -366,6 +366,11 @@ void sb_mcp_client_free(struct sb_mcp_client *c)
 	sb_mcp_client_release(c);
 }
 
+void sb_mcp_client_cancel(struct sb_mcp_client *c, const json_t *id, const char *reason)
+{
+	sb_calls_cancel(c->calls, id, reason);
+}
+
 void sb_mcp_client_idle(struct sb_mcp_client *c)
 {
 	sb_calls_reap(c->calls);

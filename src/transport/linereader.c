@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/fd.h"
+
 #define CHUNK (64 * 1024)
 #define SHRINK_ABOVE (1024 * 1024)
 
@@ -140,20 +142,16 @@ enum sb_read_status sb_line_reader_next(struct sb_line_reader *r, int stop_fd, c
 
 		struct pollfd pfd[2] = {{.fd = r->fd, .events = POLLIN}, {.fd = stop_fd, .events = POLLIN}};
 		int np = stop_fd >= 0 ? 2 : 1;
-		int pr = poll(pfd, np, -1);
-		if (pr < 0) {
-			if (errno == EINTR)
-				continue;
+		if (SB_RETRY_EINTR(poll(pfd, np, -1)) < 0)
 			return SB_READ_ERROR;
-		}
 		if (np == 2 && pfd[1].revents)
 			return SB_READ_STOP;
 		if (!pfd[0].revents)
 			continue;
 
-		ssize_t n = read(r->fd, r->chunk, sizeof r->chunk);
+		ssize_t n = SB_RETRY_EINTR(read(r->fd, r->chunk, sizeof r->chunk));
 		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN)
+			if (errno == EAGAIN)
 				continue;
 			return SB_READ_ERROR;
 		}

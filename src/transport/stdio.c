@@ -45,8 +45,8 @@ void sb_stdio_free(struct sb_stdio *t)
 	if (!t)
 		return;
 	sb_line_reader_free(t->reader);
-	close(t->stop[0]);
-	close(t->stop[1]);
+	sb_close(&t->stop[0]);
+	sb_close(&t->stop[1]);
 	pthread_mutex_destroy(&t->write_lock);
 	free(t);
 }

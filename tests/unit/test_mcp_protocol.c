@@ -13,6 +13,7 @@
 #include "mcp/jsonrpc.h"
 #include "mcp/audit.h"
 #include "mcp/mcp.h"
+#include "mcp/server.h"
 #include "tools/tool.h"
 #include "util/utf8.h"
 
@@ -324,6 +325,51 @@ static void test_server(void)
 	pthread_mutex_destroy(&m.lock);
 }
 
+/* A call that waits for a job slot can be cancelled: it never runs, gets
+ * no response, and its sink still hears done exactly once. */
+static void test_queued_cancel(void)
+{
+	struct sb_config cfg;
+	sb_config_defaults(&cfg);
+	cfg.max_concurrent = 1;
+	struct memsink m = {.msgs = json_array()};
+	pthread_mutex_init(&m.lock, NULL);
+	struct sb_mcp_sink sink = {.send = mem_send, .done = mem_done, .ctx = &m};
+	struct sb_mcp_server *srv = sb_mcp_server_new(&cfg, NULL, NULL, NULL);
+	struct sb_mcp_client *c = sb_mcp_client_new(srv, "unit", &sink);
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\"}}");
+	atomic_bool no = false;
+	CHECK(sb_mcp_slot_take(srv, &no)); /* the one slot is busy */
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"run_shell\","
+		      "\"arguments\":{\"code\":\"true\"}}}");
+	/* The status takes no slot, so it answers while run_shell waits. */
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"sandbox_status\"}}");
+	json_t *a = answer(&m, 3);
+	CHECK(a != NULL);
+	json_decref(a);
+	usleep(100000);
+	CHECK(done_count(&m) == 2); /* initialize, status; run_shell still waits */
+	json_t *id = json_integer(2);
+	sb_mcp_client_cancel(c, id, "unit test");
+	sb_mcp_client_cancel(c, id, "again: harmless");
+	json_decref(id);
+	for (int i = 0; i < 500 && done_count(&m) < 3; i++)
+		usleep(10000);
+	CHECK(done_count(&m) == 3);
+	sb_mcp_slot_give(srv);
+	sb_mcp_client_free(c);
+	sb_mcp_server_free(srv);
+	pthread_mutex_lock(&m.lock);
+	size_t i;
+	json_t *msg;
+	bool answered2 = false;
+	json_array_foreach(m.msgs, i, msg) answered2 = answered2 || json_integer_value(json_object_get(msg, "id")) == 2;
+	pthread_mutex_unlock(&m.lock);
+	CHECK(!answered2);
+	json_decref(m.msgs);
+	pthread_mutex_destroy(&m.lock);
+}
+
 static json_t *read_lines(const char *path)
 {
 	json_t *lines = json_array();
@@ -397,6 +443,7 @@ int main(void)
 	test_jsonrpc();
 	test_nul_rpc();
 	test_server();
+	test_queued_cancel();
 	test_audit();
 	return check_summary();
 }
