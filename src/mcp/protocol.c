@@ -64,8 +64,13 @@ static void client_info(const json_t *info, const char **name, char *buf, size_t
 {
 	*name = sb_json_text(json_object_get(info, "name"));
 	const char *ver = sb_json_text(json_object_get(info, "version"));
-	snprintf(buf, size, "%s%s%s", *name ? *name : "", *name && ver ? " " : "", ver ? ver : "");
-	buf[sb_utf8_prefix(buf, strlen(buf), size - 1)] = '\0';
+	char *full = NULL;
+	if (asprintf(&full, "%s%s%s", *name ? *name : "", *name && ver ? " " : "", ver ? ver : "") < 0)
+		full = NULL;
+	size_t n = full ? sb_utf8_prefix(full, strlen(full), size - 1) : 0;
+	memcpy(buf, full ? full : "", n);
+	buf[n] = '\0';
+	free(full);
 }
 
 static void h_initialize(const struct sb_mcp_request *q, struct reply *r)

@@ -435,6 +435,49 @@ static void test_audit(void)
 	pthread_mutex_destroy(&m.lock);
 }
 
+/* A long client name is cut at a character boundary, so the audit line
+ * still names the client (a cut inside "é" would not be UTF-8). */
+static void test_long_client_name(void)
+{
+	char path[] = "/tmp/sagebox-unit-audit-XXXXXX";
+	int fd = mkstemp(path);
+	close(fd);
+	struct sb_config cfg;
+	sb_config_defaults(&cfg);
+	struct sb_audit audit;
+	struct sb_error err = {0};
+	CHECK(sb_audit_open(&audit, path, &err) == 0);
+	struct memsink m = {.msgs = json_array()};
+	pthread_mutex_init(&m.lock, NULL);
+	struct sb_mcp_sink sink = {.send = mem_send, .ctx = &m};
+	struct sb_mcp_server *srv = sb_mcp_server_new(&cfg, NULL, &err, &audit);
+	struct sb_mcp_client *c = sb_mcp_client_new(srv, "unit", &sink);
+	json_t *init = json_pack("{s:s, s:i, s:s, s:{s:s, s:{s:s, s:s}}}", "jsonrpc", "2.0", "id", 1, "method",
+				 "initialize", "params", "protocolVersion", "2025-06-18", "clientInfo", "name", "x", "version",
+				 "1");
+	char name[401];
+	for (int i = 0; i < 200; i++)
+		memcpy(name + 2 * i, "\xc3\xa9", 2);
+	name[400] = '\0';
+	json_object_set_new(json_object_get(json_object_get(init, "params"), "clientInfo"), "name", json_string(name));
+	char *line = json_dumps(init, JSON_COMPACT);
+	say(c, &sink, line);
+	free(line);
+	json_decref(init);
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"sandbox_status\"}}");
+	json_decref(answer(&m, 2));
+	sb_mcp_client_free(c);
+	sb_mcp_server_free(srv);
+	sb_audit_close(&audit);
+	json_t *lines = read_lines(path);
+	unlink(path);
+	const char *info = text_of(json_array_get(lines, 0), "client_info");
+	CHECK(strlen(info) > 100 && strlen(info) < 160 && strlen(info) % 2 == 0 && !strncmp(info, name, strlen(info)));
+	json_decref(lines);
+	json_decref(m.msgs);
+	pthread_mutex_destroy(&m.lock);
+}
+
 int main(void)
 {
 	test_utf8();
@@ -445,5 +488,6 @@ int main(void)
 	test_server();
 	test_queued_cancel();
 	test_audit();
+	test_long_client_name();
 	return check_summary();
 }
