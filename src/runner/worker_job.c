@@ -282,7 +282,13 @@ enum sb_wrun sb_worker_run(struct sb_worker *w, const struct sb_job *job, const 
 			      (json_int_t)job->limits.nofile, "fsize_bytes", (json_int_t)job->limits.fsize_bytes);
 	if (h && getenv("SAGEBOX_WARM_TRACE"))
 		json_object_set_new(h, "trace", json_true());
-	if (!h || sb_wp_encode(&j.tx, h, job->code, job->code_len)) {
+	/* Protocol v2: the code follows the frame as code_bytes raw bytes, so
+	 * that the worker can splice it into the job's pipe without ever
+	 * holding it (a later job's child, a fork of the worker, would
+	 * inherit it: issue 13.1). */
+	if (h)
+		json_object_set_new(h, "code_bytes", json_integer((json_int_t)job->code_len));
+	if (!h || sb_wp_encode(&j.tx, h, NULL, 0) || sb_buf_append(&j.tx, job->code, job->code_len)) {
 		json_decref(h);
 		snprintf(j.broken, sizeof j.broken, "out of memory");
 	} else {

@@ -1,0 +1,27 @@
+# sagebox driver: runs INSIDE the sandbox, never on the host.
+#
+#   python3 -I -c <bundle> once LANG [SHELL]
+#       Read the job's code from stdin until EOF, then run it as LANG
+#       (sage, python or shell) in this process, the seed's way: one
+#       sandbox per call (once.py).
+#
+#   python3 -I -c <bundle> worker KIND SHELL OWN_PIDNS WARM_BUDGET_MIB
+#       A warm worker (KIND sage or python): import once, then fork one
+#       child per job, speaking the framed protocol on stdin/stdout
+#       (zygote.py, channel.py; docs/WARM.md).
+#
+# The modules, one concern each:
+#   cell      how a job's code runs: Sage preparse, last-expression display,
+#             the `;` rule, tracebacks, the job's argv
+#   channel   framing (length + JSON header + bytes) and moving a job's
+#             bytes between fds with splice(2), never through our memory
+#   confine   Landlock, prctl, rlimits, oom_score_adj: named constants
+#   memory    resident-size reads, gc freeze, transparent huge pages
+#   procs     reaping, the between-jobs process sweep, /proc/PID/stat
+#   janitor   the between-jobs file and IPC reset, in a process of its own
+#   zygote    the warm worker: spares, the job loop, warm-ups
+#   once      the fresh path
+#   main      argv dispatch (main() runs only when bundle.py's loader calls it)
+#
+# The build joins them into one string for `python3 -c` (bundle.py, then
+# embed.py, which fails the build when it would not fit on argv).

@@ -1,0 +1,149 @@
+"""How one job's code runs, the same in once mode and in a warm worker's
+child: a shell script is exec'd; Sage code is preparsed as `sage -q
+file.sage` does (R.<x> = QQ[] works); when the last statement of a Sage or
+Python cell is a bare expression, its value is displayed as the REPL does,
+and a trailing ';' suppresses that."""
+import io
+import os
+import sys
+import tokenize
+
+# The name of the job's code: in tracebacks, in linecache and as sys.argv[0]
+# (what `python3 file.py` would give a script named <cell>).
+CELL = "<cell>"
+# The shell script's file, in the job's work dir ($0 of the script).
+SHELL_SCRIPT = ".sagebox-script.sh"
+
+
+def ends_with_semicolon(src):
+    """True when the last significant token of src is ';'."""
+    last = None
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(src).readline):
+            if tok.type in (tokenize.NEWLINE, tokenize.NL, tokenize.COMMENT,
+                            tokenize.INDENT, tokenize.DEDENT,
+                            tokenize.ENDMARKER):
+                continue
+            last = tok
+    except (tokenize.TokenError, SyntaxError):
+        return False
+    return last is not None and last.type == tokenize.OP and last.string == ";"
+
+
+def compile_cell(src):
+    """Compile a cell: (body, expr). expr is the final bare expression, to
+    be displayed, or None (no final expression, or a trailing ';')."""
+    import ast
+    tree = ast.parse(src, CELL, "exec")
+    display = (tree.body and isinstance(tree.body[-1], ast.Expr)
+               and not ends_with_semicolon(src))
+    if display:
+        last = tree.body.pop()
+        body = compile(tree, CELL, "exec")
+        expr = compile(ast.Expression(last.value), CELL, "eval")
+        return body, expr
+    return compile(tree, CELL, "exec"), None
+
+
+def show(value):
+    """Display a value as the REPL does (and keep it in builtins._)."""
+    if value is None:
+        return
+    import builtins
+    builtins._ = value
+    sys.stdout.write(repr(value) + "\n")
+
+
+def print_user_traceback():
+    import traceback
+    etype, value, tb = sys.exc_info()
+    # Skip the driver's own frames: show the user only their code.
+    while tb is not None and tb.tb_frame.f_code.co_filename != CELL:
+        tb = tb.tb_next
+    traceback.print_exception(etype, value, tb)
+
+
+def run_cell(src, glb):
+    """Run src in glb. Returns the process exit status it asks for."""
+    import linecache
+    linecache.cache[CELL] = (len(src), None, src.splitlines(True), CELL)
+    try:
+        body, expr = compile_cell(src)
+        exec(body, glb)
+        if expr is not None:
+            show(eval(expr, glb))
+    except SystemExit as e:
+        code = e.code
+        if code is None:
+            return 0
+        if isinstance(code, int):
+            return code
+        sys.stderr.write(str(code) + "\n")
+        return 1
+    except BaseException:
+        print_user_traceback()
+        return 1
+    finally:
+        try:
+            sys.stdout.flush()
+        except Exception:
+            pass
+    return 0
+
+
+def sage_globals():
+    # What `sage -q` gives a script: everything of sage.all_cmdline.
+    import sage.all_cmdline as allc
+    glb = {k: v for k, v in vars(allc).items() if not k.startswith("__")}
+    glb["__name__"] = "__main__"
+    glb["__builtins__"] = __builtins__
+    return glb
+
+
+def python_globals():
+    return {"__name__": "__main__", "__builtins__": __builtins__}
+
+
+def sage_preparse(src):
+    from sage.repl.preparse import preparse_file
+    return preparse_file(src)
+
+
+def prepare_dirs():
+    """HOME and DOT_SAGE exist (the backend starts us in the work dir)."""
+    for d in (os.environ.get("HOME"), os.environ.get("DOT_SAGE")):
+        if d:
+            os.makedirs(d, mode=0o700, exist_ok=True)
+
+
+def set_job_argv():
+    """The job sees the argv of `python3 <cell>`, not the driver's
+    (`-c once python` made argparse fail on 'unrecognized arguments')."""
+    sys.argv = [CELL]
+    sys.orig_argv = [sys.executable or "python3", CELL]
+
+
+def run_code(lang, code, shell, make_sage_globals):
+    """Run one job's code in this process: a shell script is exec'd from
+    the work dir ($0 is the script's path, as `sh file.sh` gives); Sage is
+    preparsed and run in make_sage_globals() (None: cannot, exit 1); Python
+    runs in fresh globals."""
+    if lang == "shell":
+        path = os.path.join(os.getcwd(), SHELL_SCRIPT)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(code)
+        os.execv(shell, [shell, path])
+    set_job_argv()
+    if lang == "sage":
+        glb = make_sage_globals()
+        if glb is None:
+            return 1
+        try:
+            src = sage_preparse(code)
+        except Exception:
+            print_user_traceback()
+            return 1
+    else:
+        glb = python_globals()
+        src = code
+    return run_cell(src, glb)

@@ -1,0 +1,111 @@
+"""What a warm worker and its jobs' children apply to themselves: prctl
+flags, a nested Landlock scope, rlimits, the OOM preference. The sandbox's
+own confinement (namespaces, seccomp, the outer Landlock domain, cgroups)
+is the backend's; this is only what separates one job from the worker and
+from the next job."""
+import os
+
+# prctl(2) options (linux/prctl.h).
+PR_SET_DUMPABLE = 4
+PR_SET_CHILD_SUBREAPER = 36
+
+# Landlock (linux/landlock.h). The syscall numbers are the same on every
+# architecture (they were allocated after the syscall tables were unified).
+SYS_LANDLOCK_CREATE_RULESET = 444
+SYS_LANDLOCK_RESTRICT_SELF = 446
+LANDLOCK_CREATE_RULESET_VERSION = 1 << 0   # flag: return the ABI version
+LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET = 1 << 0
+LANDLOCK_SCOPE_SIGNAL = 1 << 1
+LANDLOCK_ABI_SCOPES = 6                     # the first ABI with `scoped`
+# struct landlock_ruleset_attr: handled_access_fs, handled_access_net,
+# scoped; three __u64.
+RULESET_ATTR_FIELDS = 3
+
+# /proc/self/oom_score_adj: the OOM killer's first choice.
+OOM_SCORE_ADJ_MAX = 1000
+
+_libc = None
+
+
+def libc():
+    global _libc
+    if _libc is None:
+        import ctypes
+        _libc = ctypes.CDLL(None, use_errno=True)
+        _libc.syscall.restype = ctypes.c_long
+    return _libc
+
+
+def set_dumpable(on):
+    """Stops (when off): a process of the sandbox opening our fds through
+    /proc/PID/fd/N, or reading and patching us through /proc/PID/mem. An
+    undumpable process's /proc files belong to root and need
+    CAP_SYS_PTRACE, which nothing in the sandbox has. A fork inherits it."""
+    import ctypes
+    if libc().prctl(PR_SET_DUMPABLE, 1 if on else 0, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, %d)" % on)
+
+
+def become_subreaper():
+    """Orphans of a job (double-forked, setsid'd) become our children: we
+    reap them and can tell when they are gone."""
+    libc().prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def landlock_abi():
+    """The kernel's Landlock ABI version; <= 0 without Landlock."""
+    import ctypes
+    return libc().syscall(ctypes.c_long(SYS_LANDLOCK_CREATE_RULESET), None, ctypes.c_size_t(0),
+                          ctypes.c_uint(LANDLOCK_CREATE_RULESET_VERSION))
+
+
+def scope_signals_and_sockets():
+    """Stops: a job signalling (killing, stopping) its worker, the janitor
+    or a spare, and connecting to their abstract unix sockets. A nested
+    Landlock domain scoped for both lets the job reach only its own
+    processes. Best effort: older kernels and Landlock-less backends rely on
+    the host restarting a worker that died. Returns whether it applied."""
+    import ctypes
+    if landlock_abi() < LANDLOCK_ABI_SCOPES:
+        return False
+    attr = (ctypes.c_uint64 * RULESET_ATTR_FIELDS)(
+        0, 0, LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL)
+    sc = libc().syscall
+    fd = sc(ctypes.c_long(SYS_LANDLOCK_CREATE_RULESET), ctypes.byref(attr),
+            ctypes.c_size_t(ctypes.sizeof(attr)), ctypes.c_uint(0))
+    if fd < 0:
+        return False
+    try:
+        return sc(ctypes.c_long(SYS_LANDLOCK_RESTRICT_SELF), ctypes.c_int(fd), ctypes.c_uint(0)) == 0
+    finally:
+        os.close(fd)
+
+
+def prefer_oom_kill():
+    """The OOM killer takes a job, not the worker it came from."""
+    try:
+        with open("/proc/self/oom_score_adj", "w") as f:
+            f.write(str(OOM_SCORE_ADJ_MAX))
+    except OSError:
+        pass
+
+
+def apply_job_limits(limits, inherited_data_bytes):
+    """The job's rlimits, lowered from the worker's. The job may add
+    `memory_bytes` of private data to what it inherited from the worker
+    (inherited_data_bytes: our VmData); the sandbox's cgroup (or the
+    worker's own RLIMIT_DATA) bounds the sum."""
+    import resource
+
+    def lower(res, value):
+        soft, hard = resource.getrlimit(res)
+        if hard != resource.RLIM_INFINITY:
+            value = min(value, hard)
+        resource.setrlimit(res, (value, value))
+    if limits.get("memory_bytes"):
+        lower(resource.RLIMIT_DATA, inherited_data_bytes + int(limits["memory_bytes"]))
+    if limits.get("nofile"):
+        lower(resource.RLIMIT_NOFILE, int(limits["nofile"]))
+    if limits.get("fsize_bytes"):
+        lower(resource.RLIMIT_FSIZE, int(limits["fsize_bytes"]))
+    lower(resource.RLIMIT_CORE, 0)

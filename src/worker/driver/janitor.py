@@ -1,0 +1,467 @@
+"""The between-jobs reset of a warm worker's sandbox, done by the janitor:
+a small process forked once when the worker starts, before Sage is
+imported and before any job ran.
+
+Why a process of its own: resetting means listing the names a job left in
+/tmp, and hashing files. Had the worker done it, those names and bytes
+would sit freed in its heap, and every later job's child, a fork of the
+worker, would inherit them (issue 13.1). The janitor is undumpable like
+the worker (a fork keeps that), no job is ever forked from it, and a job
+cannot signal it where Landlock scopes signals.
+
+What it resets (sandboxed workers; see docs/WARM.md):
+- the work directory is emptied (recreated when the job replaced it);
+- in /tmp and /dev/shm everything that is not the worker's own (the
+  baseline, taken after start and after each warm-up) is removed, whatever
+  the job made of it: any depth, mode-0 directories, fifos, sockets,
+  symlink loops, long names, huge numbers of files (a time budget);
+- modes of the baseline's entries are restored;
+- System V IPC objects are removed;
+- a baseline file the job changed (by inode, mode, size, times or, for a
+  write through a shared mapping that updates no time, by content hash)
+  makes the worker retire after this job.
+Nothing here may crash on what a job can create: an unexpected error is
+logged (on the worker's stderr) and makes the worker retire."""
+import errno
+import os
+import stat
+import time
+
+WORK_ROOTS = ("/tmp", "/dev/shm")
+# The most directory fds the remover holds while it descends; a deeper
+# subtree is moved up (renamed into the directory being emptied) and
+# removed from there, so no depth exhausts fds, the stack or PATH_MAX.
+HOIST_DEPTH = 32
+# The reset gives up after this long (a job that made millions of files):
+# the worker retires and its whole sandbox goes.
+RESET_BUDGET = 5.0
+# How long the worker waits for the janitor's answer before it retires.
+ANSWER_TIMEOUT = RESET_BUDGET + 5.0
+# A directory we empty must be listable and writable by us.
+DIR_MODE_TO_EMPTY = 0o700
+HASH_CHUNK = 1 << 20
+O_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class OutOfTime(Exception):
+    pass
+
+
+class Remover:
+    """Removes whole subtrees through directory fds (openat, unlinkat),
+    never following a symlink, never recursing."""
+
+    def __init__(self, deadline):
+        self.deadline = deadline
+        self.hoisted = 0
+        self.failed = []    # (what, errno) of entries that could not go
+
+    def _check_time(self):
+        if time.monotonic() > self.deadline:
+            raise OutOfTime()
+
+    def entry(self, dfd, name):
+        """Remove the entry `name` of the directory dfd, whatever it is."""
+        try:
+            st = os.lstat(name, dir_fd=dfd)
+        except FileNotFoundError:
+            return
+        except OSError as e:
+            self.failed.append(("lstat", e.errno))
+            return
+        if not stat.S_ISDIR(st.st_mode):
+            try:
+                os.unlink(name, dir_fd=dfd)
+            except OSError as e:
+                self.failed.append(("unlink", e.errno))
+            return
+        self._tree(dfd, name)
+
+    def _open_dir(self, dfd, name):
+        # No job process is left to race with (they were swept), so making
+        # the directory ours to empty is safe.
+        os.chmod(name, DIR_MODE_TO_EMPTY, dir_fd=dfd)
+        return os.open(name, O_DIR, dir_fd=dfd)
+
+    def _hoist_name(self, dfd):
+        while True:
+            self.hoisted += 1
+            name = ".sagebox-janitor-%d" % self.hoisted
+            try:
+                os.lstat(name, dir_fd=dfd)
+            except FileNotFoundError:
+                return name
+
+    def _tree(self, top, name):
+        todo = [name]        # directories in `top` still to remove
+        retries = 0
+        while todo:
+            self._check_time()
+            nm = todo.pop()
+            try:
+                stack = [[self._open_dir(top, nm), None, nm]]
+            except OSError as e:
+                self.failed.append(("open", e.errno))
+                continue
+            try:
+                while stack:
+                    self._check_time()
+                    level = stack[-1]
+                    if level[1] is None:
+                        level[1] = os.scandir(level[0])
+                    ent = next(level[1], None)
+                    if ent is not None:
+                        self._one(stack, top, todo, ent)
+                        continue
+                    level[1].close()
+                    os.close(level[0])
+                    stack.pop()
+                    parent = stack[-1][0] if stack else top
+                    try:
+                        os.rmdir(level[2], dir_fd=parent)
+                    except OSError as e:
+                        # ENOTEMPTY: an entry the listing missed; again,
+                        # a bounded number of times.
+                        if retries < 3 and e.errno == errno.ENOTEMPTY:
+                            retries += 1
+                            if stack:
+                                stack.append([self._open_dir(parent, level[2]), None, level[2]])
+                            else:
+                                todo.append(level[2])
+                        else:
+                            self.failed.append(("rmdir", e.errno))
+            finally:
+                for level in stack:
+                    if level[1] is not None:
+                        level[1].close()
+                    os.close(level[0])
+
+    def _one(self, stack, top, todo, ent):
+        dfd = stack[-1][0]
+        try:
+            is_dir = ent.is_dir(follow_symlinks=False)
+        except OSError:
+            is_dir = False
+        if not is_dir:
+            try:
+                os.unlink(ent.name, dir_fd=dfd)
+            except FileNotFoundError:
+                pass
+            except OSError as e:
+                self.failed.append(("unlink", e.errno))
+            return
+        if len(stack) >= HOIST_DEPTH:
+            new = self._hoist_name(top)
+            try:
+                os.rename(ent.name, new, src_dir_fd=dfd, dst_dir_fd=top)
+                todo.append(new)
+            except OSError as e:
+                self.failed.append(("rename", e.errno))
+            return
+        try:
+            stack.append([self._open_dir(dfd, ent.name), None, ent.name])
+        except OSError as e:
+            self.failed.append(("open", e.errno))
+
+
+def scan(roots, skip):
+    """path -> lstat of every entry under roots but skip (the work dir):
+    the worker's own files. Iterative; never follows symlinks."""
+    out = {}
+    todo = []
+    for root in roots:
+        try:
+            out[root] = os.lstat(root)
+            todo.append(root)
+        except OSError:
+            pass
+    while todo:
+        top = todo.pop()
+        try:
+            with os.scandir(top) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        for ent in entries:
+            if ent.path == skip:
+                continue
+            try:
+                st = ent.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            out[ent.path] = st
+            if stat.S_ISDIR(st.st_mode):
+                todo.append(ent.path)
+    return out
+
+
+def digest(path, st):
+    """A hash of a regular file's contents, or None."""
+    import hashlib
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if os.fstat(fd).st_ino != st.st_ino:
+            return None
+        h = hashlib.blake2b()
+        while True:
+            b = os.read(fd, HASH_CHUNK)
+            if not b:
+                return h.hexdigest()
+            h.update(b)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def identity(path, st, with_digest=True):
+    """What must not change about one of the worker's own files. A
+    directory's times change when entries come and go (the reset handles
+    those); a file written through a shared mapping may change no time at
+    all (tmpfs, after the pages were read-faulted): hence the hash."""
+    if stat.S_ISDIR(st.st_mode):
+        return (st.st_ino, st.st_mode)
+    ident = (st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    if stat.S_ISREG(st.st_mode) and with_digest:
+        ident += (digest(path, st),)
+    return ident
+
+
+class Reset:
+    """The janitor's state: the baseline, and the reset itself."""
+
+    def __init__(self, sandboxed, work, libc, log):
+        self.sandboxed, self.work, self.libc, self.log = sandboxed, work, libc, log
+        self.work_mode = os.stat(work).st_mode
+        self.baseline = {}
+
+    def take_baseline(self):
+        if not self.sandboxed:
+            return None
+        self.baseline = {p: identity(p, st) for p, st in scan(WORK_ROOTS, self.work).items()}
+        return None
+
+    def remove(self, path):
+        """Remove one path (the host backend's per-job directory)."""
+        rm = Remover(time.monotonic() + RESET_BUDGET)
+        parent = os.open(os.path.dirname(path) or "/", O_DIR)
+        try:
+            rm.entry(parent, os.path.basename(path))
+        finally:
+            os.close(parent)
+        if rm.failed:
+            self.log("cannot remove %s: %s" % (path, rm.failed[:5]))
+            return "cannot remove a job's directory"
+        return None
+
+    def reset(self, job_work):
+        if not self.sandboxed:
+            # host backend (no isolation): only the job's own directory
+            return self.remove(job_work) if job_work else None
+        rm = Remover(time.monotonic() + RESET_BUDGET)
+        os.chdir("/")
+        self._restore_modes()
+        self._empty_work(rm)
+        self._remove_new(rm)
+        problem = None
+        if rm.failed:
+            self.log("could not remove: %s" % rm.failed[:10])
+            problem = "cannot remove what the job left"
+        changed = self._changed()
+        if changed:
+            self.log("the job changed files the worker keeps: %s" % ", ".join(changed[:5]))
+            problem = problem or "the job changed files the worker keeps"
+        if os.listdir(self.work):
+            problem = problem or "cannot empty the work directory"
+        self.clear_ipc()
+        return problem
+
+    def _restore_modes(self):
+        # Modes first: a job may have made a directory unreadable.
+        want = [(self.work, None, self.work_mode)]
+        want += [(p, ident[0], ident[1]) for p, ident in self.baseline.items()]
+        for p, ino, mode in want:
+            try:
+                st = os.lstat(p)
+            except OSError:
+                continue
+            if (ino is None or st.st_ino == ino) and st.st_mode != mode and not stat.S_ISLNK(st.st_mode):
+                try:
+                    os.chmod(p, mode & 0o7777)
+                except OSError:
+                    pass
+
+    def _empty_work(self, rm):
+        st = None
+        try:
+            st = os.lstat(self.work)
+        except FileNotFoundError:
+            pass
+        if st is None or not stat.S_ISDIR(st.st_mode):
+            if st is not None:
+                parent = os.open(os.path.dirname(self.work), O_DIR)
+                try:
+                    rm.entry(parent, os.path.basename(self.work))
+                finally:
+                    os.close(parent)
+            os.mkdir(self.work, self.work_mode & 0o7777)
+        self._remove_entries(rm, self.work, lambda name: True)
+
+    def _remove_entries(self, rm, d, unwanted):
+        try:
+            fd = os.open(d, O_DIR)
+        except OSError:
+            return
+        try:
+            for name in os.listdir(fd):
+                if unwanted(name):
+                    rm.entry(fd, name)
+        finally:
+            os.close(fd)
+
+    def _remove_new(self, rm):
+        """Whatever is not the worker's own, in the worker's own
+        directories (the baseline's; a replaced one counts as changed)."""
+        for d, ident in list(self.baseline.items()):
+            if len(ident) != 2:
+                continue   # not a directory
+            try:
+                st = os.lstat(d)
+            except OSError:
+                continue
+            if st.st_ino != ident[0] or not stat.S_ISDIR(st.st_mode):
+                continue
+            prefix = d.rstrip("/") + "/"
+            self._remove_entries(rm, d, lambda name: prefix + name not in self.baseline
+                                 and prefix + name != self.work)
+
+    def _changed(self):
+        now = {}
+        for p, ident in self.baseline.items():
+            try:
+                st = os.lstat(p)
+            except OSError:
+                now[p] = None
+                continue
+            # Hash only when everything else still matches: a file that
+            # already differs need not be read (it may be huge now).
+            cheap = identity(p, st, with_digest=False)
+            now[p] = identity(p, st) if cheap == ident[:len(cheap)] else cheap
+        return sorted(p for p in self.baseline if now.get(p) != self.baseline[p])
+
+    def clear_ipc(self):
+        """System V shared memory, semaphores and message queues outlive
+        their creator: remove whatever a job made."""
+        IPC_RMID = 0
+        ops = (("shm", self.libc.shmctl), ("sem", self.libc.semctl), ("msg", self.libc.msgctl))
+        for name, ctl in ops:
+            try:
+                with open("/proc/sysvipc/" + name) as f:
+                    rows = f.read().splitlines()[1:]
+            except OSError:
+                continue
+            for row in rows:
+                try:
+                    ipc_id = int(row.split()[1])
+                except (IndexError, ValueError):
+                    continue
+                if name == "sem":
+                    ctl(ipc_id, 0, IPC_RMID)
+                else:
+                    ctl(ipc_id, IPC_RMID, None)
+
+
+def serve(ch, reset, log):
+    """The janitor's loop: one request, one answer, until the worker
+    closes the channel. Requests: {"op": "baseline"}, {"op": "reset",
+    "job_work": path or null}, {"op": "remove", "path": p}. Answers:
+    {"problem": null or a short reason (no job-chosen names: those go to
+    the log only, never into the worker's memory)}."""
+    import traceback
+    while True:
+        try:
+            req, _ = ch.recv()
+        except EOFError:
+            return 0
+        op = req.get("op")
+        try:
+            if op == "baseline":
+                problem = reset.take_baseline()
+            elif op == "reset":
+                problem = reset.reset(req.get("job_work"))
+            elif op == "remove":
+                problem = reset.remove(req["path"])
+            else:
+                problem = "unknown janitor request"
+        except OutOfTime:
+            log("the reset took more than %.0f s" % RESET_BUDGET)
+            problem = "resetting the files took too long"
+        except BaseException as e:
+            log("the reset failed:\n" + traceback.format_exc())
+            problem = "the reset failed (%s)" % type(e).__name__
+        ch.send({"problem": problem})
+
+
+class Janitor:
+    """The worker's handle on its janitor process."""
+
+    def __init__(self, sandboxed, work, libc, diag, close_in_child):
+        from .channel import Channel
+        req_r, req_w = os.pipe2(os.O_CLOEXEC)
+        ans_r, ans_w = os.pipe2(os.O_CLOEXEC)
+        pid = os.fork()
+        if pid == 0:
+            status = 3
+            try:
+                os.close(req_w)
+                os.close(ans_r)
+                for fd in close_in_child:
+                    os.close(fd)
+                _janitor_main(Channel(req_r, ans_w), sandboxed, work, libc, diag)
+                status = 0
+            except BaseException:
+                pass
+            os._exit(status)
+        os.close(req_r)
+        os.close(ans_w)
+        self.pid = pid
+        self.ch = Channel(ans_r, req_w, max_in=1 << 16)
+        self.fds = (ans_r, req_w)
+
+    def ask(self, req, timeout=ANSWER_TIMEOUT):
+        """The janitor's answer: None (all well) or why the worker must
+        retire."""
+        import select
+        import signal
+        try:
+            os.kill(self.pid, signal.SIGCONT)  # a job may have stopped it
+            self.ch.send(req)
+            r, _, _ = select.select([self.ch.rfd], [], [], timeout)
+            if not r:
+                return "the janitor did not answer in %.0f s" % timeout
+            ans, _ = self.ch.recv()
+        except (OSError, EOFError, ValueError) as e:
+            return "the janitor is gone (%s)" % type(e).__name__
+        problem = ans.get("problem")
+        return None if problem is None else str(problem)
+
+
+def _janitor_main(ch, sandboxed, work, libc, diag):
+    import signal
+    signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    null = os.open("/dev/null", os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.close(null)
+    os.chdir("/")
+
+    def log(msg):
+        try:
+            os.write(diag, ("sagebox worker janitor: %s\n" % msg).encode("utf-8", "replace"))
+        except OSError:
+            pass
+    serve(ch, Reset(sandboxed, work, libc, log), log)

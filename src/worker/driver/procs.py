@@ -1,0 +1,128 @@
+"""Processes: reaping, the sweep that kills whatever a job left running,
+and reading a process's state from /proc/PID/stat."""
+import os
+import time
+
+# After SIGKILL, how long the processes of a job may take to disappear.
+REAP_GRACE = 2.0
+# /proc/PID/stat, the fields after "(comm)" (0 is field 3, `state`).
+STAT_PPID = 1            # field 4
+STAT_FLAGS = 6           # field 9
+STAT_EXIT_CODE = 49      # field 52 (Linux 3.5)
+PF_EXITING = 0x4         # include/linux/sched.h: getting shut down
+
+# A process's comm is chosen by the job (prctl PR_SET_NAME): it is read into
+# this buffer only, and wiped after each read, so that no job's bytes stay
+# in the worker's heap for a later job's child to inherit (issue 13.1).
+_stat_buf = bytearray(4096)
+
+
+def stat_fields(pid):
+    """The fields of /proc/PID/stat after the command name, as bytes.
+    OSError when the process is gone; ValueError when unreadable."""
+    fd = os.open("/proc/%d/stat" % pid, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        n = os.readv(fd, [_stat_buf])
+    finally:
+        os.close(fd)
+    try:
+        end = _stat_buf.rfind(b")", 0, n)
+        if end < 0:
+            raise ValueError("no ')' in /proc/%d/stat" % pid)
+        return bytes(_stat_buf[end + 1:n]).split()
+    finally:
+        _stat_buf[:n] = bytes(n)
+
+
+def exiting_status(pid, tries=20):
+    """The wait status of a child that is exiting but not yet reaped:
+    PF_EXITING in its flags, and the exit code that the kernel sets before
+    the address space goes (so the job's code cannot forge it). None when
+    it is not exiting (yet). Lets the result go out while the kernel still
+    unmaps a copy of Sage."""
+    for _ in range(tries):
+        try:
+            fields = stat_fields(pid)
+            if int(fields[STAT_FLAGS]) & PF_EXITING and len(fields) > STAT_EXIT_CODE:
+                return int(fields[STAT_EXIT_CODE])
+        except (OSError, ValueError, IndexError):
+            return None
+        time.sleep(0.0001)
+    return None
+
+
+class Procs:
+    """sandboxed: we are the sandbox's pid 1 or 2 in a pid namespace of our
+    own, so every other process in it is a job's; otherwise (the host
+    backend) only our descendants are."""
+
+    def __init__(self, sandboxed):
+        self.sandboxed = sandboxed
+        self.reaped = {}   # pid -> wait status
+
+    def reap(self):
+        while True:
+            try:
+                p, st = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if p == 0:
+                return
+            self.reaped[p] = st
+
+    def pids(self):
+        if self.sandboxed:
+            return [int(n) for n in os.listdir("/proc") if n.isdigit()]
+        return self.descendants()
+
+    def descendants(self):
+        parent = {}
+        for name in os.listdir("/proc"):
+            if name.isdigit():
+                try:
+                    parent[int(name)] = int(stat_fields(int(name))[STAT_PPID])
+                except (OSError, ValueError, IndexError):
+                    pass
+        me, found, changed = os.getpid(), set(), True
+        while changed:
+            changed = False
+            for p, pp in parent.items():
+                if p not in found and (pp == me or pp in found):
+                    found.add(p)
+                    changed = True
+        return found
+
+    def sweep(self, exempt, wait_for=lambda p: True):
+        """SIGKILL every process but `exempt` (and the sandbox's init), until
+        none is left, then wait until those that wait_for(pid) selects are
+        reaped. A job's processes cannot hide from this by setsid or double
+        fork: it goes by the pid namespace (or, on the host backend, by our
+        subreaper subtree), not by process group. Once SIGKILLed, a process
+        can neither fork nor run code again. Returns None, or what went
+        wrong (the worker must then retire)."""
+        import signal
+        exempt = {1, os.getpid(), *exempt}
+        killed = set()
+        deadline = time.monotonic() + REAP_GRACE
+        while True:
+            new = [p for p in self.pids() if p not in exempt and p not in killed]
+            if not new:
+                break
+            for p in new:
+                try:
+                    os.kill(p, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                killed.add(p)
+            if time.monotonic() > deadline:
+                return "processes of a job could not be killed"
+        waiting = {p for p in killed if wait_for(p)}
+        while waiting:
+            self.reap()
+            waiting = {p for p in waiting if p not in self.reaped and os.path.exists("/proc/%d" % p)}
+            if not waiting:
+                break
+            if time.monotonic() > deadline:
+                return "processes of a job could not be reaped"
+            time.sleep(0.0005)
+        return None

@@ -1,0 +1,541 @@
+"""The warm worker. It runs as the sandbox's command, imports once, then
+forks one child per job and never runs user code itself. It speaks the
+framed protocol (channel.py) on its stdin/stdout; docs/WARM.md has it:
+
+  host -> worker:  run {id, lang, timeout_ms, max_output, limits,
+                        code_bytes, exit_grace_ms} + code_bytes raw bytes
+                        (protocol v1: no code_bytes, the code is the frame's
+                        payload; still accepted)
+                   cancel {id}
+  worker -> host:  ready {pid, kind, python, sage, import_error, sandboxed}
+                   started {id}        the child has its code: the job began
+                   out {id, stream} + bytes
+                   done {id, exit_code, signal, timed_out, cancelled, flooded}
+
+A job's bytes never enter the worker's memory: its code is spliced from the
+channel into the child's pipe, its output from the child's pipes into the
+channel, and the files it leaves are listed and removed by the janitor, a
+process of its own. Every later child is a fork of the worker, and would
+inherit whatever the worker had held (issue 13.1).
+
+The host trusts none of it beyond one job: it keeps its own deadline and
+caps, and kills the whole sandbox when the worker misbehaves."""
+import os
+import sys
+
+from . import cell, confine, memory
+from .channel import Channel, Malformed, discard, pending, _splice
+from .janitor import Janitor
+from .procs import Procs, REAP_GRACE, exiting_status
+
+FD_FLOOR = 200          # protocol fds are moved up here, away from 0-2
+CHUNK = 1 << 16         # the most bytes of output in one `out` frame
+EXIT_GRACE_MS = 300     # pipes held open after the job's exit (as fresh);
+                        # the host's exit_grace_ms overrides it
+IDLE_BEFORE_WARMUP = 0.05
+JOB_FRAME_MAX = 1 << 16  # the frame a spare gets on its job pipe
+
+# What Sage does slowly the first time, done once in the worker so that no
+# job pays for it: the first factor, the first plot (matplotlib, fonts), the
+# first symbolic integral (Maxima on ECL), numerics, linear algebra.
+SAGE_WARMUPS = (
+    "R.<x> = QQ[]\nfactor(x^4 - 1)\n",
+    "import io\n_b = io.BytesIO()\n"
+    "plot(sin(x), (x, 0, 1)).matplotlib().savefig(_b, format='png')\n",
+    "integrate(x^2, x); solve(x^2 - 2 == 0, x); simplify(sin(x)^2 + cos(x)^2)\n",
+    "matrix(QQ, 3, 3, range(9)).eigenvalues(); find_root(x^2 - 2, 0, 2)\n",
+    "N(pi, 50); is_prime(2^61 - 1); var('y'); diff(sin(x*y), x)\n",
+)
+
+# Run by each pre-forked Sage child before its job (see _pretouch).
+PRETOUCH = "R.<x> = QQ[]\nprint(factor(x^4 - 1))\nprint(2^10, 1/3 + 1/6, sqrt(2).n())\n"
+
+
+class Worker:
+    def __init__(self, kind, shell, own_pidns, warm_budget_mib):
+        import fcntl
+        import signal
+        self.kind, self.shell = kind, shell
+        self.warm_budget_kib = warm_budget_mib * 1024
+        self.libc = confine.libc()
+        # fds only the worker may hold: every child closes them all.
+        self.private = set()
+        # The channel moves to high fds; 0 and 1 become /dev/null.
+        self.ch = Channel(self._own(fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, FD_FLOOR)),
+                          self._own(fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, FD_FLOOR)))
+        self.diag = self._own(fcntl.fcntl(2, fcntl.F_DUPFD_CLOEXEC, FD_FLOOR))
+        self.null = os.open("/dev/null", os.O_RDWR | os.O_CLOEXEC)
+        os.dup2(self.null, 0)
+        os.dup2(self.null, 1)
+        # Stops: a job reopening the channel through /proc/<worker>/fd/N,
+        # or reading and patching the worker through /proc/<worker>/mem.
+        confine.set_dumpable(False)
+        confine.become_subreaper()
+        # Killing every other process, wiping /tmp and System V IPC between
+        # jobs is right only inside a sandbox of our own (own pid namespace,
+        # where we are pid 1 or 2): on the host backend it would hit every
+        # process and file of the user.
+        self.sandboxed = own_pidns and os.getpid() <= 2
+        self.procs = Procs(self.sandboxed)
+        wake_r, wake_w = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
+        self.wake_r, self.wake_w = self._own(wake_r), self._own(wake_w)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+        signal.set_wakeup_fd(self.wake_w, warn_on_full_buffer=False)
+        self.glb = None
+        self.import_error = None
+        self.dirty = None
+        self.janitor = None
+        self.spares = []  # pre-forked children, oldest first
+        self.job_work = None
+        self.warmups = list(SAGE_WARMUPS) if kind == "sage" else []
+
+    def _own(self, fd):
+        self.private.add(fd)
+        return fd
+
+    def _close(self, fd):
+        self.private.discard(fd)
+        os.close(fd)
+
+    # -- start
+    def start(self):
+        import traceback
+        cell.prepare_dirs()
+        # The backend started us in its work dir (/tmp/work in a sandbox).
+        self.base = os.getcwd()
+        # Forked now, small and before any job: it inherits no job's bytes
+        # and none of Sage.
+        self.janitor = Janitor(self.sandboxed, self.base, self.libc, self.diag,
+                               [fd for fd in self.private if fd != self.diag])
+        for fd in self.janitor.fds:
+            self._own(fd)
+        sage_version = None
+        if self.kind == "sage":
+            try:
+                self.glb = cell.sage_globals()
+                cell.sage_preparse("x = 1\n")
+                from sage.version import version as sage_version
+            except BaseException:
+                self.glb = None
+                self.import_error = traceback.format_exc()
+        # The driver's own first-use costs (tokenize's regexes, the
+        # compiler) are paid here, not by each job's child.
+        cell.run_cell("_sb = 1\n_sb\n", cell.python_globals())
+        import builtins
+        builtins.__dict__.pop("_", None)  # as in a fresh interpreter
+        import gc
+        gc.freeze()  # (a full collection waits for the first idle moment)
+        self.ch.send({"type": "ready", "pid": os.getpid(), "kind": self.kind,
+                      "python": sys.version.split()[0], "sage": sage_version,
+                      "import_error": self.import_error is not None,
+                      "sandboxed": self.sandboxed})
+        # From here the worker itself prints nothing: warm-up chatter goes
+        # to /dev/null, fatal errors to the saved stderr.
+        os.dup2(self.null, 2)
+        self._baseline()
+
+    def _baseline(self):
+        self.dirty = self.dirty or self.janitor.ask({"op": "baseline"})
+
+    def _warm_one(self):
+        src = self.warmups.pop(0)
+        self._drop_spares()  # forked before this warm-up: they would miss it
+        if self.glb is None or memory.status_kib("VmRSS") > self.warm_budget_kib * 3 // 4:
+            self.warmups = []
+            return
+        try:
+            exec(compile(cell.sage_preparse(src), "<warm-up>", "exec"), dict(self.glb))
+        except BaseException:
+            pass
+        for f in (sys.stdout, sys.stderr):
+            f.flush()
+        memory.freeze()
+        if not self.warmups:
+            memory.collapse_heap(self.libc)
+        self._baseline()
+
+    # -- main loop
+    def serve(self):
+        import select
+        while self.dirty is None:
+            if self.warmups:
+                r, _, _ = select.select([self.ch.rfd], [], [], IDLE_BEFORE_WARMUP)
+                if not r:
+                    self._warm_one()
+                    continue
+            elif not self.spares:
+                # One spare, forked after the job before it is gone (so no
+                # job ever runs beside a waiting spare) and off the next
+                # job's critical path. (A second spare measured no faster
+                # for calls back to back: they are CPU-bound by fork,
+                # teardown and copy-on-write, not by waiting.)
+                self.spares.append(self._fork_spare())
+                continue
+            try:
+                hdr, payload = self.ch.recv()
+            except EOFError:
+                return 0
+            t = hdr.get("type")
+            if t == "run":
+                self._job(hdr, payload)
+                self._reset()
+            elif t != "cancel":  # a cancel for a job that already ended
+                raise Malformed("unexpected frame %r" % (t,))
+        os.write(self.diag, ("sagebox worker: retiring: %s\n" % self.dirty).encode())
+        return 0
+
+    def _reset(self):
+        """Between jobs: the next job must find what a fresh sandbox has."""
+        self.procs.reap()
+        self.dirty = self.dirty or self.janitor.ask({"op": "reset", "job_work": self.job_work})
+
+    # -- the spare: the next job's child, forked and set up ahead of time
+    def _fork_spare(self, job_waiting=False):
+        """Fork the child the next job will run in, off the job's critical
+        path: it sets itself up and waits for its job on a private pipe.
+        job_waiting: a job is already here (no time to pre-touch)."""
+        fds = {}
+        for name in ("job", "out", "err"):
+            r, w = os.pipe2(os.O_CLOEXEC)
+            fds[name] = (self._own(r), self._own(w))
+        work = self.base
+        if not self.sandboxed:
+            import tempfile
+            work = tempfile.mkdtemp(prefix="job-", dir=self.base)
+        for f in (sys.stdout, sys.stderr):
+            f.flush()
+        pid = os.fork()
+        if pid == 0:
+            keep = (fds["job"][0], fds["out"][1], fds["err"][1])
+            self._child(work, keep, [fd for fd in self.private if fd not in keep], job_waiting)
+        for name in ("job", "out", "err"):
+            self._close(fds[name][1] if name != "job" else fds[name][0])
+        return {"pid": pid, "job_w": fds["job"][1], "out_r": fds["out"][0],
+                "err_r": fds["err"][0], "work": work}
+
+    def _spare_fds(self, sp):
+        return [sp[k] for k in ("job_w", "out_r", "err_r") if sp[k] >= 0]
+
+    def _drop_spare(self, sp):
+        import signal
+        self.spares.remove(sp)
+        for fd in self._spare_fds(sp):
+            self._close(fd)
+        pid = sp["pid"]
+        if pid > 0 and pid not in self.procs.reaped:  # never kill(-1) or kill(0)
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+        self.procs.reaped.pop(pid, None)
+        if not self.sandboxed:
+            self.dirty = self.dirty or self.janitor.ask({"op": "remove", "path": sp["work"]})
+
+    def _drop_spares(self):
+        for sp in list(self.spares):
+            self._drop_spare(sp)
+
+    def _take_spare(self):
+        """The oldest spare that is alive, not exiting and not stopped (a
+        job may have signalled it where Landlock cannot scope signals), or
+        a new one."""
+        import signal
+        self.procs.reap()
+        while self.spares:
+            sp = self.spares[0]
+            if sp["pid"] in self.procs.reaped or exiting_status(sp["pid"], tries=1) is not None:
+                self._drop_spare(sp)
+                continue
+            self.spares.pop(0)
+            try:
+                os.kill(sp["pid"], signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+            return sp
+        return self._fork_spare(job_waiting=True)
+
+    def _hand_over(self, sp, hdr, payload):
+        """Give the waiting child its job: a small frame, then the code,
+        moved from the channel straight into the child's pipe (protocol
+        v2) so that the worker never holds it. A v1 run frame carried the
+        code inside (payload), already in our memory: written as is."""
+        k = hdr.get("code_bytes")
+        raw = isinstance(k, int) and not isinstance(k, bool) and k >= 0
+        if not raw:
+            k = len(payload)
+        left = k if raw else 0
+        try:
+            Channel(-1, sp["job_w"]).send({"lang": hdr["lang"], "limits": hdr.get("limits") or {},
+                                          "code_bytes": k})
+            if not raw:
+                Channel(-1, sp["job_w"])._write(payload)
+            while left > 0:
+                n = _splice(self.ch.rfd, sp["job_w"], min(left, 1 << 20))
+                if n == 0:
+                    raise EOFError("the host closed the channel")
+                left -= n
+        except BrokenPipeError:
+            # the spare died (its wait status says how); the rest of the
+            # code must still leave the channel, unread
+            if left:
+                discard(self.ch.rfd, left)
+        self._close(sp["job_w"])
+
+    # -- one job
+    def _job(self, hdr, payload):
+        import select
+        import time
+        jid = hdr.get("id")
+        lang = hdr.get("lang")
+        if not isinstance(jid, int) or lang not in ("sage", "python", "shell"):
+            raise Malformed("bad run frame")
+        timeout = max(int(hdr["timeout_ms"]), 1) / 1000.0
+        max_output = int(hdr["max_output"])
+        grace = hdr.get("exit_grace_ms")
+        exit_grace = (grace if isinstance(grace, int) and 0 <= grace <= 60000 else EXIT_GRACE_MS) / 1000.0
+        self.procs.reaped.clear()
+        trace = {} if hdr.get("trace") else None
+        t0 = time.monotonic()
+        sp = self._take_spare()
+        pid = sp["pid"]
+        self.job_work = sp["work"]
+        start = time.monotonic()
+        deadline = start + timeout
+        self._hand_over(sp, hdr, payload)
+        del payload
+        self.ch.send({"type": "started", "id": jid})
+        if trace is not None:
+            trace["handed"] = round((time.monotonic() - t0) * 1000, 2)
+        # The next job's child is forked after this one ended (serve), so
+        # that it does not compete with this job for the sandbox's CPU.
+        keep = [sp["pid"] for sp in self.spares] + [self.janitor.pid]
+        streams = {sp["out_r"]: "stdout", sp["err_r"]: "stderr"}
+        totals = dict.fromkeys(streams, 0)
+        status = None
+        ended_at = killed_at = None
+        timed_out = cancelled = flooded = False
+        poller = select.poll()
+        for fd in list(streams) + [self.ch.rfd, self.wake_r]:
+            poller.register(fd, select.POLLIN)
+
+        def kill():
+            nonlocal killed_at
+            if killed_at is None:
+                killed_at = time.monotonic()
+            self.dirty = self.dirty or self.procs.sweep(keep)
+
+        while True:
+            now = time.monotonic()
+            if status is None and pid in self.procs.reaped:
+                status = self.procs.reaped.pop(pid)
+            if status is None and not streams:
+                # Its output is closed: if it is exiting, the kernel
+                # already knows the status; no need to wait until its copy
+                # of the worker's address space is torn down.
+                status = exiting_status(pid)
+            if status is not None and ended_at is None:
+                ended_at = now
+                if trace is not None:
+                    trace["ended"] = round((now - t0) * 1000, 2)
+            if status is not None and not streams:
+                break
+            if killed_at is None and now >= deadline:
+                timed_out = True
+                kill()
+                continue
+            if ended_at is not None and streams and killed_at is None and now >= ended_at + exit_grace:
+                kill()
+                continue
+            if killed_at is not None and now >= killed_at + REAP_GRACE:
+                self.dirty = "processes of a job could not be killed"
+                break
+            if killed_at is not None:
+                wake = killed_at + REAP_GRACE
+            elif ended_at is not None:
+                wake = ended_at + exit_grace
+            else:
+                wake = deadline
+            for fd, ev in poller.poll(max(0, int((wake - now) * 1000)) + 1):
+                if fd in streams:
+                    n = pending(fd)
+                    if n == 0:
+                        if ev & (select.POLLHUP | select.POLLERR):  # the end of that stream
+                            poller.unregister(fd)
+                            del streams[fd]
+                            self._close(fd)
+                        continue
+                    n = min(n, CHUNK)
+                    totals[fd] += n
+                    # The job's output goes from its pipe to the host
+                    # without passing through the worker's memory.
+                    self.ch.send_spliced({"type": "out", "id": jid, "stream": streams[fd]}, fd, n)
+                    if totals[fd] > max_output and not flooded:
+                        flooded = True
+                        kill()
+                elif fd == self.ch.rfd:
+                    h, _ = self.ch.recv()
+                    if h.get("type") != "cancel":
+                        raise Malformed("unexpected frame %r during a job" % (h.get("type"),))
+                    if h.get("id") == jid and not cancelled:
+                        cancelled = True
+                        kill()
+                elif fd == self.wake_r:
+                    try:
+                        os.read(self.wake_r, 4096)
+                    except BlockingIOError:
+                        pass
+                    self.procs.reap()
+        for fd in streams:
+            self._close(fd)
+        # Whatever the job started and left behind dies now, before the
+        # result goes out: daemons, setsid'd grandchildren, stopped
+        # processes. (The job's own process may still be tearing down its
+        # copy of the worker's memory; it runs no code any more.)
+        if trace is not None:
+            trace["streams_closed"] = round((time.monotonic() - t0) * 1000, 2)
+        self.dirty = self.dirty or self.procs.sweep(keep, wait_for=lambda p: p != pid or status is None)
+        if trace is not None:
+            trace["swept"] = round((time.monotonic() - t0) * 1000, 2)
+        if status is None:
+            status = self.procs.reaped.pop(pid, None)
+        exit_code, sig = -1, 0
+        if status is None:
+            self.dirty = self.dirty or "lost the exit status of a job"
+        elif os.WIFEXITED(status):
+            exit_code = os.WEXITSTATUS(status)
+        elif os.WIFSIGNALED(status):
+            sig = os.WTERMSIG(status)
+        done = {"type": "done", "id": jid, "exit_code": exit_code, "signal": sig,
+                "timed_out": timed_out, "cancelled": cancelled, "flooded": flooded}
+        if trace is not None:
+            done["trace"] = trace
+        self.ch.send(done)
+
+    # -- the child: becomes the job
+    def _child(self, work, keep, close, job_waiting=False):
+        import signal
+        job_r, out_w, err_w = keep
+        status = 1
+        try:
+            # Stops: user code writing frames into the protocol channel,
+            # reading the next job's code or another job's output: none of
+            # the worker's own fds remain.
+            for fd in close:
+                os.close(fd)
+            signal.set_wakeup_fd(-1)
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            # Its own session and process group, no controlling terminal
+            # (the fresh sandbox's command is setsid'd too).
+            os.setsid()
+            confine.prefer_oom_kill()
+            confine.scope_signals_and_sockets()
+            if not job_waiting:
+                self._pretouch()
+            self._reseed()
+            try:
+                jch = Channel(job_r, -1, max_in=JOB_FRAME_MAX)
+                hdr, _ = jch.recv()
+                code = jch.exact(int(hdr["code_bytes"]))
+            except (EOFError, ValueError, KeyError, TypeError):
+                os._exit(0)  # not needed after all
+            os.close(job_r)
+            # Until here it was undumpable like the worker: while it waits,
+            # the job running before it cannot ptrace it or patch its
+            # memory through /proc. Now it is an ordinary process.
+            confine.set_dumpable(True)
+            lang = hdr["lang"]
+            os.chdir(work)
+            confine.apply_job_limits(hdr.get("limits") or {}, memory.status_kib("VmData") * 1024)
+            os.dup2(self.null, 0)
+            os.dup2(out_w, 1)
+            os.dup2(err_w, 2)
+            for fd in (self.null, out_w, err_w):
+                os.close(fd)
+            status = self._child_run(lang, code.decode("utf-8", "replace"))
+        except BaseException:
+            try:
+                cell.print_user_traceback()
+            except BaseException:
+                pass
+        _child_exit(status)
+
+    def _pretouch(self):
+        """Run a typical small job here, before the real one arrives and
+        while fds 1 and 2 are still /dev/null: the copy-on-write faults and
+        cold caches that every child of the worker would otherwise pay at
+        the start of its job are paid while it waits."""
+        if self.glb is None:
+            return
+        try:
+            exec(compile(cell.sage_preparse(PRETOUCH), "<pre-touch>", "exec"), dict(self.glb))
+        except BaseException:
+            pass
+        for f in (sys.stdout, sys.stderr):
+            f.flush()
+
+    def _reseed(self):
+        # Each child would otherwise repeat the worker's random numbers.
+        if "sage.misc.randstate" in sys.modules:
+            sys.modules["sage.misc.randstate"].set_random_seed()
+        if "numpy.random" in sys.modules:
+            sys.modules["numpy.random"].seed()
+
+    def _child_run(self, lang, code):
+        def sage_glb():
+            if self.import_error is not None:
+                sys.stderr.write(self.import_error)
+                return None
+            if self.glb is not None:
+                return dict(self.glb)  # a copy of the pristine namespace
+            glb = cell.sage_globals()
+            self._reseed()
+            return glb
+        return cell.run_code(lang, code, self.shell, sage_glb)
+
+
+def _child_exit(status):
+    """Leave as a fresh `python3 driver once` would: wait for non-daemon
+    threads, run atexit handlers, flush. Then close the output before
+    _exit, so the worker sees the end of the job at once (it reads the
+    status from /proc while the kernel tears down the address space)."""
+    import atexit
+    import threading
+    try:
+        threading._shutdown()
+    except BaseException:
+        pass
+    try:
+        atexit._run_exitfuncs()
+    except BaseException:
+        pass
+    for f in (sys.stdout, sys.stderr):
+        try:
+            f.flush()
+        except BaseException:
+            pass
+    status = status & 0xff if isinstance(status, int) else 1
+    for fd in (1, 2):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    os._exit(status)
+
+
+def run_worker(kind, shell, own_pidns, warm_budget_mib):
+    if kind not in ("sage", "python"):
+        sys.stderr.write("sagebox worker: unknown kind %r\n" % kind)
+        return 125
+    # Everything a job's child needs is imported here, once: an import in
+    # the child would be paid again by every job.
+    import ast, atexit, ctypes, fcntl, json, linecache, resource, select, signal  # noqa: F401,E401
+    import struct, tempfile, termios, threading, time, traceback  # noqa: F401,E401
+    w = Worker(kind, shell, own_pidns, warm_budget_mib)
+    try:
+        w.start()
+        return w.serve()
+    except BaseException:
+        import traceback
+        os.write(w.diag, ("sagebox worker: " + traceback.format_exc()).encode("utf-8", "replace"))
+        return 3
