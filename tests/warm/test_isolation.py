@@ -62,7 +62,7 @@ def test_sysv_ipc_does_not_survive(healthy):
     code = r"""
 import ctypes, sys
 libc = ctypes.CDLL(None, use_errno=True)
-if sys.argv[-1] == "python" and len(open("/proc/sysvipc/shm").read().splitlines()) > 1:
+if len(open("/proc/sysvipc/shm").read().splitlines()) > 1:
     print("leftover")
 shmid = libc.shmget(0x5ab0, 4096, 0o1600)  # IPC_CREAT | 0600
 print("created" if shmid >= 0 else "failed")
@@ -137,3 +137,35 @@ def test_results_match_fresh_mode_for_exits_and_errors(healthy):
         assert fresh["sandbox"]["isolation"] == "fresh" and warm["sandbox"]["isolation"] == "warm"
         if code == FACTOR:
             assert FACTORED in warm["stdout"]
+
+
+ARGV = ("import sys, argparse\nap = argparse.ArgumentParser()\nap.add_argument('--n', type=int, default=7)\n"
+        "print(sys.argv, ap.parse_args().n, sys.orig_argv[1:])\n")
+
+
+def test_job_sees_the_argv_of_a_script(healthy):
+    """Issue 9: code saw the driver's own arguments (['-c', 'once',
+    'python']), so argparse failed. It sees what `python3 <cell>` gives."""
+    from conftest import sagebox_run
+    want = "['<cell>'] 7 ['<cell>']\n"
+    for lang in ("python", "sage"):
+        r = healthy.run(ARGV, lang)
+        assert ok(r) and r["stdout"] == want, (lang, r)
+        fresh, _ = sagebox_run(ARGV, lang, args=("--backend", "native", "--isolation", "fresh"))
+        assert fresh["stdout"] == want, (lang, fresh)
+    # a shell script's $0 is its path (as `sh file.sh` gives), with no arguments
+    sh = 'echo "$0" "$#"'
+    r = healthy.run(sh, "shell")
+    fresh, _ = sagebox_run(sh, "shell", args=("--backend", "native", "--isolation", "fresh"))
+    assert r["stdout"] == fresh["stdout"] == "/tmp/work/.sagebox-script.sh 0\n", (r, fresh)
+
+
+def test_large_code_and_output_pass_through(healthy):
+    """Protocol v2 moves the code and the output with splice, in pieces
+    larger than a pipe holds."""
+    blob = "x" * (3 << 20)
+    code = f"s = {blob!r}\nimport sys\nsys.stdout.write(s[:len(s) // 2])\nprint(len(s))\n"
+    r = healthy.run(code, timeout_s=60)
+    assert ok(r) and r["stdout"].endswith(str(3 << 20) + "\n"), {k: r[k] for k in r if k != "stdout"}
+    r = healthy.run("", "python")
+    assert ok(r) and r["stdout"] == "", r

@@ -18,6 +18,7 @@
 #   confine   Landlock, prctl, rlimits, oom_score_adj: named constants
 #   memory    resident-size reads, gc freeze, transparent huge pages
 #   procs     reaping, the between-jobs process sweep, /proc/PID/stat
+#   rmtree    removing whatever tree a job made, through fds, no recursion
 #   janitor   the between-jobs file and IPC reset, in a process of its own
 #   zygote    the warm worker: spares, the job loop, warm-ups
 #   once      the fresh path

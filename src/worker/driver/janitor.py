@@ -22,146 +22,19 @@ What it resets (sandboxed workers; see docs/WARM.md):
   makes the worker retire after this job.
 Nothing here may crash on what a job can create: an unexpected error is
 logged (on the worker's stderr) and makes the worker retire."""
-import errno
 import os
 import stat
 import time
 
+from .rmtree import O_DIR, OutOfTime, Remover
+
 WORK_ROOTS = ("/tmp", "/dev/shm")
-# The most directory fds the remover holds while it descends; a deeper
-# subtree is moved up (renamed into the directory being emptied) and
-# removed from there, so no depth exhausts fds, the stack or PATH_MAX.
-HOIST_DEPTH = 32
 # The reset gives up after this long (a job that made millions of files):
 # the worker retires and its whole sandbox goes.
 RESET_BUDGET = 5.0
 # How long the worker waits for the janitor's answer before it retires.
 ANSWER_TIMEOUT = RESET_BUDGET + 5.0
-# A directory we empty must be listable and writable by us.
-DIR_MODE_TO_EMPTY = 0o700
 HASH_CHUNK = 1 << 20
-O_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-
-
-class OutOfTime(Exception):
-    pass
-
-
-class Remover:
-    """Removes whole subtrees through directory fds (openat, unlinkat),
-    never following a symlink, never recursing."""
-
-    def __init__(self, deadline):
-        self.deadline = deadline
-        self.hoisted = 0
-        self.failed = []    # (what, errno) of entries that could not go
-
-    def _check_time(self):
-        if time.monotonic() > self.deadline:
-            raise OutOfTime()
-
-    def entry(self, dfd, name):
-        """Remove the entry `name` of the directory dfd, whatever it is."""
-        try:
-            st = os.lstat(name, dir_fd=dfd)
-        except FileNotFoundError:
-            return
-        except OSError as e:
-            self.failed.append(("lstat", e.errno))
-            return
-        if not stat.S_ISDIR(st.st_mode):
-            try:
-                os.unlink(name, dir_fd=dfd)
-            except OSError as e:
-                self.failed.append(("unlink", e.errno))
-            return
-        self._tree(dfd, name)
-
-    def _open_dir(self, dfd, name):
-        # No job process is left to race with (they were swept), so making
-        # the directory ours to empty is safe.
-        os.chmod(name, DIR_MODE_TO_EMPTY, dir_fd=dfd)
-        return os.open(name, O_DIR, dir_fd=dfd)
-
-    def _hoist_name(self, dfd):
-        while True:
-            self.hoisted += 1
-            name = ".sagebox-janitor-%d" % self.hoisted
-            try:
-                os.lstat(name, dir_fd=dfd)
-            except FileNotFoundError:
-                return name
-
-    def _tree(self, top, name):
-        todo = [name]        # directories in `top` still to remove
-        retries = 0
-        while todo:
-            self._check_time()
-            nm = todo.pop()
-            try:
-                stack = [[self._open_dir(top, nm), None, nm]]
-            except OSError as e:
-                self.failed.append(("open", e.errno))
-                continue
-            try:
-                while stack:
-                    self._check_time()
-                    level = stack[-1]
-                    if level[1] is None:
-                        level[1] = os.scandir(level[0])
-                    ent = next(level[1], None)
-                    if ent is not None:
-                        self._one(stack, top, todo, ent)
-                        continue
-                    level[1].close()
-                    os.close(level[0])
-                    stack.pop()
-                    parent = stack[-1][0] if stack else top
-                    try:
-                        os.rmdir(level[2], dir_fd=parent)
-                    except OSError as e:
-                        # ENOTEMPTY: an entry the listing missed; again,
-                        # a bounded number of times.
-                        if retries < 3 and e.errno == errno.ENOTEMPTY:
-                            retries += 1
-                            if stack:
-                                stack.append([self._open_dir(parent, level[2]), None, level[2]])
-                            else:
-                                todo.append(level[2])
-                        else:
-                            self.failed.append(("rmdir", e.errno))
-            finally:
-                for level in stack:
-                    if level[1] is not None:
-                        level[1].close()
-                    os.close(level[0])
-
-    def _one(self, stack, top, todo, ent):
-        dfd = stack[-1][0]
-        try:
-            is_dir = ent.is_dir(follow_symlinks=False)
-        except OSError:
-            is_dir = False
-        if not is_dir:
-            try:
-                os.unlink(ent.name, dir_fd=dfd)
-            except FileNotFoundError:
-                pass
-            except OSError as e:
-                self.failed.append(("unlink", e.errno))
-            return
-        if len(stack) >= HOIST_DEPTH:
-            new = self._hoist_name(top)
-            try:
-                os.rename(ent.name, new, src_dir_fd=dfd, dst_dir_fd=top)
-                todo.append(new)
-            except OSError as e:
-                self.failed.append(("rename", e.errno))
-            return
-        try:
-            stack.append([self._open_dir(dfd, ent.name), None, ent.name])
-        except OSError as e:
-            self.failed.append(("open", e.errno))
 
 
 def scan(roots, skip):
@@ -233,15 +106,16 @@ def identity(path, st, with_digest=True):
 class Reset:
     """The janitor's state: the baseline, and the reset itself."""
 
-    def __init__(self, sandboxed, work, libc, log):
+    def __init__(self, sandboxed, work, libc, log, roots=WORK_ROOTS):
         self.sandboxed, self.work, self.libc, self.log = sandboxed, work, libc, log
+        self.roots = roots
         self.work_mode = os.stat(work).st_mode
         self.baseline = {}
 
     def take_baseline(self):
         if not self.sandboxed:
             return None
-        self.baseline = {p: identity(p, st) for p, st in scan(WORK_ROOTS, self.work).items()}
+        self.baseline = {p: identity(p, st) for p, st in scan(self.roots, self.work).items()}
         return None
 
     def remove(self, path):
@@ -416,6 +290,9 @@ class Janitor:
         if pid == 0:
             status = 3
             try:
+                import signal
+                signal.set_wakeup_fd(-1)   # the worker's, closed below
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
                 os.close(req_w)
                 os.close(ans_r)
                 for fd in close_in_child:
@@ -450,9 +327,6 @@ class Janitor:
 
 
 def _janitor_main(ch, sandboxed, work, libc, diag):
-    import signal
-    signal.set_wakeup_fd(-1)
-    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     null = os.open("/dev/null", os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)

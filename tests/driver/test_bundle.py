@@ -1,0 +1,66 @@
+"""The driver as built: one string on argv, under the kernel's limit for
+one argument, that runs the same modules the other tests import."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import BUNDLE, WORKER
+
+MAX_ARG_STRLEN = 32 * 4096    # include/uapi/linux/binfmts.h, with the NUL
+PY = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
+
+
+@pytest.fixture(scope="module")
+def bundle():
+    if not os.path.exists(BUNDLE):
+        pytest.skip(f"no built bundle at {BUNDLE} (build first, or set SAGEBOX_DRIVER_BUNDLE)")
+    return open(BUNDLE, encoding="utf-8").read()
+
+
+def once(bundle, lang, code, *extra, cwd=None):
+    return subprocess.run([PY, "-I", "-c", bundle, "once", lang, *extra], input=code, capture_output=True,
+                          text=True, timeout=120, cwd=cwd)
+
+
+def test_fits_in_one_argv_string(bundle):
+    assert len(bundle.encode()) < MAX_ARG_STRLEN
+    # and the build refuses one that would not
+    big = os.path.join(os.path.dirname(BUNDLE), "too-big.py")
+    try:
+        open(big, "w").write("#" * MAX_ARG_STRLEN)
+        p = subprocess.run([PY, os.path.join(WORKER, "embed.py"), "--max-bytes", str(MAX_ARG_STRLEN - 1), big,
+                            big + ".c", "sym"], capture_output=True, text=True)
+        assert p.returncode != 0 and "MAX_ARG_STRLEN" in p.stderr and not os.path.exists(big + ".c")
+    finally:
+        for p in (big, big + ".c"):
+            if os.path.exists(p):
+                os.remove(p)
+
+
+def test_python_cell_through_the_bundle(bundle):
+    p = once(bundle, "python", "import sys\nprint(sys.argv)\nx = 6\nx * 7\n")
+    assert (p.returncode, p.stdout, p.stderr) == (0, "['<cell>']\n42\n", "")
+
+
+def test_argparse_script_works(bundle):
+    p = once(bundle, "python", "import argparse\nap = argparse.ArgumentParser()\nap.add_argument('-v', action='store_true')\n"
+                               "print(ap.parse_args())\n")
+    assert (p.returncode, p.stdout) == (0, "Namespace(v=False)\n"), p.stderr
+
+
+def test_shell_dollar_zero_names_the_script(bundle, tmp_path):
+    p = once(bundle, "shell", 'echo "$0" "$#"\n', "/bin/sh", cwd=tmp_path)
+    assert (p.returncode, p.stdout) == (0, f"{tmp_path}/.sagebox-script.sh 0\n")
+
+
+def test_usage_error(bundle):
+    p = subprocess.run([PY, "-I", "-c", bundle, "bogus"], capture_output=True, text=True)
+    assert p.returncode == 125 and "usage" in p.stderr
+
+
+def test_importing_main_runs_nothing():
+    p = subprocess.run([PY, "-c", "import sys; sys.path.insert(0, sys.argv[1]); import driver.main, driver.zygote, "
+                        "driver.janitor; print('imported')", WORKER], capture_output=True, text=True, timeout=60)
+    assert (p.returncode, p.stdout, p.stderr) == (0, "imported\n", "")
