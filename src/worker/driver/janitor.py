@@ -274,7 +274,10 @@ def serve(ch, reset, log):
             log("the reset took more than %.0f s" % RESET_BUDGET)
             problem = "resetting the files took too long"
         except BaseException as e:
-            log("the reset failed:\n" + traceback.format_exc())
+            # Where it failed, not the message: an OSError's names a job's
+            # file, and the worker's stderr can reach a later job's error.
+            log("the reset failed (%s), at:\n%s" % (type(e).__name__,
+                                                    "".join(traceback.format_tb(e.__traceback__))))
             problem = "the reset failed (%s)" % type(e).__name__
         ch.send({"problem": problem})
 
