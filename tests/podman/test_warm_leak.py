@@ -4,8 +4,6 @@ version is tests/warm/test_leak.py)."""
 import os
 import sys
 
-import pytest
-
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "lib"))
 sys.path.insert(0, os.path.join(here, "..", "warm"))
@@ -15,22 +13,19 @@ from mcpclient import MCP  # noqa: E402
 from conftest import IMAGE, SAGEBOX, as_user_argv  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def mcp():
+def test_next_call_cannot_read_earlier_calls_from_memory():
+    # one server for the three cases: the suite checks after each test
+    # that no container of ours is left
     with MCP(SAGEBOX, ("--backend", "podman", "--image", IMAGE, "--isolation", "warm"),
-             prefix=as_user_argv([])) as m:
-        yield m
-
-
-@pytest.mark.parametrize("plant_lang,scan_lang", CASES)
-def test_next_call_cannot_read_earlier_calls_from_memory(mcp, plant_lang, scan_lang):
-    s = new_secrets(plant_lang[:2].upper())
-    r = mcp.run(plant(plant_lang, s), plant_lang)
-    assert r.get("exit_code") == 0 and r["stdout"].endswith("planted\n") and s["out"] in r["stdout"], r
-    w1 = r["sandbox"]["warm"]
-    r = mcp.run(scan_code(scan_lang, s), scan_lang, timeout_s=120)
-    assert r.get("exit_code") == 0, r
-    w2 = r["sandbox"]["warm"]
-    assert r["sandbox"]["backend"] == "podman" and w2["worker_jobs"] == w1["worker_jobs"] + 1, (w1, w2)
-    found = check_scan(r["stdout"])
-    assert found == "[]", f"call 2 found call 1's secrets in its memory: {found}"
+             prefix=as_user_argv([])) as mcp:
+        for plant_lang, scan_lang in CASES:
+            s = new_secrets(plant_lang[:2].upper())
+            r = mcp.run(plant(plant_lang, s), plant_lang)
+            assert r.get("exit_code") == 0 and r["stdout"].endswith("planted\n") and s["out"] in r["stdout"], r
+            w1 = r["sandbox"]["warm"]
+            r = mcp.run(scan_code(scan_lang, s), scan_lang, timeout_s=120)
+            assert r.get("exit_code") == 0, r
+            w2 = r["sandbox"]["warm"]
+            assert r["sandbox"]["backend"] == "podman" and w2["worker_jobs"] == w1["worker_jobs"] + 1, (w1, w2)
+            found = check_scan(r["stdout"])
+            assert found == "[]", f"{plant_lang}: call 2 found call 1's secrets in its memory: {found}"
