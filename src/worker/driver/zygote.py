@@ -174,6 +174,7 @@ class Worker:
             try:
                 hdr, payload = self.ch.recv()
             except EOFError:
+                self._drop_spares()  # (the host backend: their directories)
                 return 0
             t = hdr.get("type")
             if t == "run":
