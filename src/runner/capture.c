@@ -124,23 +124,33 @@ int sb_capture_finish(const struct sb_capture *c, struct sb_stream *out)
 	return out->data ? 0 : -1;
 }
 
-int sb_captures_init(struct sb_capture *out, struct sb_capture *err, size_t cap)
+static int sink_write(struct sb_sink *k, enum sb_stream_id st, const char *p, size_t n)
 {
-	if (sb_capture_init(out, "stdout", cap) == 0 && sb_capture_init(err, "stderr", cap) == 0)
+	struct sb_capture_sink *c = (struct sb_capture_sink *)k;
+	return sb_capture_add(st == SB_STREAM_STDOUT ? &c->out : &c->err, p, n);
+}
+
+static char *sink_tail(struct sb_sink *k, size_t n, size_t *len)
+{
+	return sb_capture_tail_copy(&((struct sb_capture_sink *)k)->out, n, len);
+}
+
+static const struct sb_sink_ops capture_sink_ops = {.write = sink_write, .tail = sink_tail};
+
+int sb_capture_sink_init(struct sb_capture_sink *c, size_t cap)
+{
+	c->sink = (struct sb_sink){.ops = &capture_sink_ops, .flood_bytes = (uint64_t)cap * sb_sup_policy.flood_factor};
+	if (sb_capture_init(&c->out, "stdout", cap) == 0 && sb_capture_init(&c->err, "stderr", cap) == 0)
 		return 0;
-	sb_captures_free(out, err);
+	sb_capture_free(&c->out);
+	sb_capture_free(&c->err);
 	return -1;
 }
 
-void sb_captures_free(struct sb_capture *out, struct sb_capture *err)
+void sb_capture_sink_finish(struct sb_capture_sink *c, struct sb_result *res)
 {
-	sb_capture_free(out);
-	sb_capture_free(err);
-}
-
-void sb_captures_finish(struct sb_capture *out, struct sb_capture *err, struct sb_result *res)
-{
-	if ((sb_capture_finish(out, &res->out) || sb_capture_finish(err, &res->err)) && !res->internal_error)
+	if ((sb_capture_finish(&c->out, &res->out) || sb_capture_finish(&c->err, &res->err)) && !res->internal_error)
 		res->internal_error = strdup("out of memory while collecting output");
-	sb_captures_free(out, err);
+	sb_capture_free(&c->out);
+	sb_capture_free(&c->err);
 }

@@ -1,7 +1,7 @@
 /* Capture of one output stream under a cap: the head and the tail are kept,
  * the middle is cut and replaced by a marker saying how much was cut (as the
  * persistent-container seed does). Writing far past the cap is a flood: the
- * runner then stops the sandbox. */
+ * supervisor then stops the job. */
 #ifndef SAGEBOX_CAPTURE_H
 #define SAGEBOX_CAPTURE_H
 
@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "core/result.h"
+#include "runner/supervise.h"
 
 struct sb_capture {
 	const char *name;   /* "stdout" or "stderr", for the marker */
@@ -32,11 +33,17 @@ char *sb_capture_tail_copy(const struct sb_capture *c, size_t n, size_t *len);
 /* Fill a result stream: head, marker, tail; invalid UTF-8 replaced. */
 int sb_capture_finish(const struct sb_capture *c, struct sb_stream *out);
 
-/* A job's two streams under one cap. On failure neither is allocated. */
-int sb_captures_init(struct sb_capture *out, struct sb_capture *err, size_t cap);
-void sb_captures_free(struct sb_capture *out, struct sb_capture *err);
+/* The supervisor's sink for a call: a job's two streams, each under the
+ * same cap; a stream writing flood_factor times the cap stops the job. */
+struct sb_capture_sink {
+	struct sb_sink sink; /* first: the supervisor's view */
+	struct sb_capture out, err;
+};
+
+/* On failure neither stream is allocated. */
+int sb_capture_sink_init(struct sb_capture_sink *c, size_t cap);
 /* Fill res->out and res->err (an internal error when memory runs out),
  * then free both captures. */
-void sb_captures_finish(struct sb_capture *out, struct sb_capture *err, struct sb_result *res);
+void sb_capture_sink_finish(struct sb_capture_sink *c, struct sb_result *res);
 
 #endif

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runner/capture.h"
 #include "runner/fresh.h"
 #include "runner/pool.h"
 #include "runner/warm.h"
@@ -70,7 +71,15 @@ int sb_runner_run(struct sb_runner *r, const struct sb_job *job, const struct sb
 			res->hint = strdup(r->backend_err.hint);
 		return 0;
 	}
-	int rc = r->pool ? sb_run_warm(r->pool, job, hooks, res) : sb_run_fresh(&r->cfg, r->backend, job, hooks, res);
+	/* A call's output: head and tail of each stream, under the job's cap. */
+	struct sb_capture_sink cs;
+	if (sb_capture_sink_init(&cs, job->limits.output_bytes)) {
+		res->internal_error = strdup("out of memory");
+		return 0;
+	}
+	int rc = r->pool ? sb_run_warm(r->pool, job, hooks, &cs.sink, res)
+			 : sb_run_fresh(&r->cfg, r->backend, job, hooks, &cs.sink, res);
+	sb_capture_sink_finish(&cs, res);
 	if (res->sandbox && json_is_object(res->sandbox)) {
 		/* What the runner itself enforces, on top of the backend. */
 		json_object_set_new(res->sandbox, "isolation", json_string(r->pool ? "warm" : "fresh"));

@@ -28,7 +28,7 @@ struct sb_run_hooks {
 	 * the job runs (not at all when NULL). */
 	void (*progress)(void *ctx, const struct sb_progress *p);
 	void *ctx;
-	unsigned progress_interval_ms; /* 0: 2000 */
+	unsigned progress_interval_ms; /* 0: the supervisor's default (supervise.c) */
 	/* When this fd becomes readable the job is cancelled: its sandbox is
 	 * killed and the result has cancelled=true. -1: not cancellable. */
 	int cancel_fd;

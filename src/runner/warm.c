@@ -10,7 +10,7 @@
 #define MAX_ATTEMPTS 3
 
 int sb_run_warm(struct sb_pool *pool, const struct sb_job *job, const struct sb_run_hooks *hooks,
-		struct sb_result *res)
+		struct sb_sink *sink, struct sb_result *res)
 {
 	uint64_t start = sb_now_ms();
 	int cancel_fd = hooks ? hooks->cancel_fd : -1;
@@ -28,7 +28,7 @@ int sb_run_warm(struct sb_pool *pool, const struct sb_job *job, const struct sb_
 			}
 			break;
 		}
-		enum sb_wrun rc = sb_worker_run(w, job, hooks, res);
+		enum sb_wrun rc = sb_worker_run(w, job, hooks, sink, res);
 		sb_pool_release(pool, w, rc == SB_WRUN_OK);
 		if (rc != SB_WRUN_RETRY)
 			break;

@@ -7,8 +7,11 @@
 #include "core/result.h"
 #include "runner/pool.h"
 #include "runner/runner.h"
+#include "runner/supervise.h"
 
+/* Run job on a warm worker (retried on another while it has not begun);
+ * its output goes to sink. */
 int sb_run_warm(struct sb_pool *pool, const struct sb_job *job, const struct sb_run_hooks *hooks,
-		struct sb_result *res);
+		struct sb_sink *sink, struct sb_result *res);
 
 #endif

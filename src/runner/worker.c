@@ -7,12 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "runner/capture.h"
 #include "runner/command.h"
-#include "runner/fresh.h"
+#include "runner/pipes.h"
 #include "util/clock.h"
 #include "util/fd.h"
 
@@ -72,16 +71,11 @@ int sb_worker_spawn(struct sb_worker *w, const struct sb_config *cfg, const stru
 	sb_command_worker(cfg, sb_wkind_name(w->kind), sb_backend_has(be, SB_CAP_OWN_PIDNS), w->budget, argv);
 	/* The backstop: recycled by then, plus the longest job and a minute. */
 	struct sb_sandbox_req req = {.argv = argv, .limits = &w->sb_limits,
-				     .lifetime_s = cfg->worker_max_minutes * 60u + SB_TIMEOUT_MAX_S + 60u};
-	w->sb.backend = be;
+				     .lifetime_s = cfg->worker_max_minutes * 60u + SB_TIMEOUT_MAX_S + sb_sup_policy.lifetime_margin_s};
 	w->spawned_ms = sb_now_ms();
-	if (sb_backend_spawn(be, &req, &w->sb, err))
+	if (sb_spawn_piped(be, &req, &w->sb, &w->pidfd, err))
 		return -1;
 	w->spawned = true;
-	w->pidfd = (int)syscall(SYS_pidfd_open, w->sb.pid, 0);
-	sb_set_nonblock(w->sb.stdin_fd, 1);
-	sb_set_nonblock(w->sb.stdout_fd, 1);
-	sb_set_nonblock(w->sb.stderr_fd, 1);
 	return 0;
 }
 
@@ -110,28 +104,22 @@ void sb_worker_destroy(struct sb_worker *w)
 	free(w);
 }
 
+static int keep_diag(void *ctx, const char *p, size_t n)
+{
+	struct sb_worker *w = ctx;
+	if (w->diag.len + n > DIAG_MAX * 2) {
+		size_t keep = w->diag.len > DIAG_MAX ? DIAG_MAX : w->diag.len;
+		memmove(w->diag.data, w->diag.data + w->diag.len - keep, keep);
+		w->diag.len = keep;
+	}
+	sb_buf_append(&w->diag, p, n);
+	return 0;
+}
+
 /* Keep the last DIAG_MAX bytes of the worker's stderr. Returns 1 at EOF. */
 int sb_worker_drain_diag(struct sb_worker *w)
 {
-	char buf[4096];
-	for (;;) {
-		ssize_t n = read(w->sb.stderr_fd, buf, sizeof buf);
-		if (n > 0) {
-			if (w->diag.len + (size_t)n > DIAG_MAX * 2) {
-				size_t keep = w->diag.len > DIAG_MAX ? DIAG_MAX : w->diag.len;
-				memmove(w->diag.data, w->diag.data + w->diag.len - keep, keep);
-				w->diag.len = keep;
-			}
-			sb_buf_append(&w->diag, buf, (size_t)n);
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN)
-			return 0;
-		sb_close(&w->sb.stderr_fd);
-		return 1;
-	}
+	return sb_pipe_drain(&w->sb.stderr_fd, 16, keep_diag, w);
 }
 
 /* The last line of the worker's stderr, for an error message. */
@@ -149,29 +137,20 @@ static void diag_last(const struct sb_worker *w, char *out, size_t n)
 	snprintf(out, n, "%.*s", (int)(end - start > 400 ? 400 : end - start), w->diag.data + start);
 }
 
+static int to_reader(void *ctx, const char *p, size_t n)
+{
+	struct sb_worker *w = ctx;
+	if (sb_wp_reader_feed(&w->rd, p, n))
+		return -1;
+	/* Never buffer more than one maximal frame ahead: a worker cannot
+	 * make the host hold gigabytes. */
+	return w->rd.in.len - w->rd.off > 2 * (SB_WP_MAX_IN + 4) ? 1 : 0;
+}
+
 /* Read what the worker sent. Returns 1 at EOF, -1 on error. */
 int sb_worker_read(struct sb_worker *w)
 {
-	char buf[65536];
-	for (int rounds = 0; rounds < 16; rounds++) {
-		ssize_t n = read(w->sb.stdout_fd, buf, sizeof buf);
-		if (n > 0) {
-			if (sb_wp_reader_feed(&w->rd, buf, (size_t)n))
-				return -1;
-			/* Never buffer more than one maximal frame ahead: a
-			 * worker cannot make the host hold gigabytes. */
-			if (w->rd.in.len - w->rd.off > 2 * (SB_WP_MAX_IN + 4))
-				return 0;
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN)
-			return 0;
-		sb_close(&w->sb.stdout_fd);
-		return 1;
-	}
-	return 0;
+	return sb_pipe_drain(&w->sb.stdout_fd, 16, to_reader, w);
 }
 
 void sb_worker_died_how(struct sb_worker *w, char *out, size_t n)

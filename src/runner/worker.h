@@ -15,6 +15,7 @@
 #include "core/job.h"
 #include "core/result.h"
 #include "runner/runner.h"
+#include "runner/supervise.h"
 #include "runner/wproto.h"
 #include "sandbox/sandbox.h"
 #include "util/buf.h"
@@ -73,9 +74,10 @@ enum sb_wrun {
 			    it and run the job elsewhere (res untouched) */
 };
 
-/* Run one job. start_ms: when the caller began (for duration). */
+/* Run one job under the supervisor; its output goes to sink (untouched
+ * when the result is SB_WRUN_RETRY: the job has not begun). */
 enum sb_wrun sb_worker_run(struct sb_worker *w, const struct sb_job *job, const struct sb_run_hooks *hooks,
-			   struct sb_result *res);
+			   struct sb_sink *sink, struct sb_result *res);
 
 /* Internals shared with worker_job.c. Read what the worker sent into its
  * frame reader (1 at EOF, -1 out of memory); drain its stderr (1 at EOF);

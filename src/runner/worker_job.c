@@ -1,79 +1,42 @@
-/* One job on a warm worker, host side: send the code, relay the output into
- * the same head+tail captures the fresh path uses, and hold the worker to
- * the host's own deadline, caps and cancellation. The worker is not
- * trusted: a frame out of order, for another job, or malformed, or the
- * worker dying, kills its whole sandbox. */
-#include <errno.h>
-#include <poll.h>
-#include <signal.h>
-#include <stdarg.h>
+/* One job on a warm worker, host side: the supervisor's feeder for the
+ * worker's frames. It sends the code in a run frame, turns out frames into
+ * output, started/done into the job's life, and asks for a soft stop with a
+ * cancel frame. The worker enforces the timeout itself (self_timed): the
+ * host's deadline is a later backstop. The worker is not trusted: a frame
+ * out of order, for another job, or malformed, or the worker dying, is a
+ * broken job and kills its whole sandbox. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "runner/capture.h"
-#include "runner/progress.h"
-#include "runner/fresh.h"
+#include "runner/pipes.h"
+#include "runner/supervise.h"
 #include "runner/worker.h"
 #include "util/clock.h"
-#include "util/fd.h"
 
-/* The host's deadline is the job's timeout plus this: the worker enforces
- * the timeout itself and needs a moment to kill the job and report. */
-#define HOST_GRACE_MS 2000
-/* After a cancel (or a flood), how long the worker may take to confirm
- * before the whole sandbox is killed. */
-#define CANCEL_GRACE_MS 1500
-/* After the sandbox was killed, how long to wait for its pipes to close. */
-#define KILL_GRACE_MS 3000
-
-struct wjob {
+struct frames_feeder {
+	struct sb_feeder f; /* first: the supervisor's view */
 	struct sb_worker *w;
-	const struct sb_job *job;
-	const struct sb_run_hooks *hooks;
-	struct sb_capture out, err;
 	struct sb_buf tx;
 	size_t tx_off;
 	json_int_t id;
-	uint64_t start, deadline, cancel_deadline, killed_at, next_progress;
-	bool started, done, killed, timed_out, flooded, cancelled, retry;
-	char broken[700];
+	bool started, done, retry;
 	/* from the done frame */
 	int exit_code, signal;
 	bool w_timed_out, w_cancelled, w_flooded;
 };
 
-static void kill_worker(struct wjob *j)
+static struct frames_feeder *ff(const struct sb_feeder *f)
 {
-	if (!j->killed) {
-		sb_worker_kill(j->w);
-		j->killed = true;
-		j->killed_at = sb_now_ms();
-	}
+	return (struct frames_feeder *)f;
 }
 
-static void broke(struct wjob *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void broke(struct wjob *j, const char *fmt, ...)
+static void flush_tx(struct frames_feeder *x)
 {
-	if (!j->broken[0]) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(j->broken, sizeof j->broken, fmt, ap);
-		va_end(ap);
-	}
-	kill_worker(j);
-}
-
-static void send_cancel(struct wjob *j)
-{
-	if (j->cancel_deadline)
-		return;
-	json_t *h = json_pack("{s:s, s:I}", "type", "cancel", "id", j->id);
-	if (!h || sb_wp_encode(&j->tx, h, NULL, 0))
-		kill_worker(j);
-	json_decref(h);
-	j->cancel_deadline = sb_now_ms() + CANCEL_GRACE_MS;
+	/* EPIPE closes stdin: the worker is gone; its stdout's EOF says the rest. */
+	sb_pipe_write(&x->w->sb.stdin_fd, x->tx.data, x->tx.len, &x->tx_off);
+	if (x->tx_off == x->tx.len)
+		x->tx.len = x->tx_off = 0;
 }
 
 static bool get_int(json_t *h, const char *k, int lo, int hi, int *out)
@@ -94,146 +57,147 @@ static bool get_bool(json_t *h, const char *k, bool *out)
 	return true;
 }
 
-static void on_frame(struct wjob *j, const struct sb_wp_frame *f)
+#define BROKE(s, what) sb_sup_broken((s), "the warm worker broke the protocol (%s)", (what))
+
+static void on_done(struct frames_feeder *x, struct sb_sup *s, json_t *h)
+{
+	if (!x->started || !get_int(h, "exit_code", -1, 255, &x->exit_code) || !get_int(h, "signal", 0, 127, &x->signal) ||
+	    !get_bool(h, "timed_out", &x->w_timed_out) || !get_bool(h, "cancelled", &x->w_cancelled) ||
+	    !get_bool(h, "flooded", &x->w_flooded)) {
+		BROKE(s, "a malformed done frame");
+		return;
+	}
+	x->done = true;
+	sb_sup_finish(s);
+	if (json_object_get(h, "trace")) {
+		char *t = json_dumps(json_object_get(h, "trace"), JSON_COMPACT);
+		fprintf(stderr, "sagebox: warm trace: host %llu ms: %s\n", (unsigned long long)(sb_now_ms() - s->start),
+			t ? t : "");
+		free(t);
+	}
+}
+
+static void on_frame(struct frames_feeder *x, struct sb_sup *s, const struct sb_wp_frame *f)
 {
 	json_t *idv = json_object_get(f->hdr, "id");
-	if (!json_is_integer(idv) || json_integer_value(idv) != j->id) {
-		broke(j, "the warm worker broke the protocol (%s)", "a frame for another job");
+	if (!json_is_integer(idv) || json_integer_value(idv) != x->id) {
+		BROKE(s, "a frame for another job");
 		return;
 	}
 	switch (f->type) {
 	case SB_WP_STARTED:
-		if (j->started)
-			broke(j, "the warm worker broke the protocol (%s)", "started twice");
-		j->started = true;
+		if (x->started)
+			BROKE(s, "started twice");
+		x->started = true;
 		return;
 	case SB_WP_OUT: {
-		const char *s = json_string_value(json_object_get(f->hdr, "stream"));
-		struct sb_capture *c = !s ? NULL : !strcmp(s, "stdout") ? &j->out : !strcmp(s, "stderr") ? &j->err : NULL;
-		if (!c || !j->started) {
-			broke(j, "the warm worker broke the protocol (%s)", "a bad output frame");
+		const char *st = json_string_value(json_object_get(f->hdr, "stream"));
+		int id = !st ? -1 : !strcmp(st, "stdout") ? SB_STREAM_STDOUT : !strcmp(st, "stderr") ? SB_STREAM_STDERR : -1;
+		if (id < 0 || !x->started) {
+			BROKE(s, "a bad output frame");
 			return;
 		}
-		sb_capture_add(c, f->payload, f->payload_len);
-		/* The host's own flood limit, whatever the worker does. */
-		if (c->total > (uint64_t)c->cap * SB_FLOOD_FACTOR && !j->flooded) {
-			j->flooded = true;
-			send_cancel(j);
-		}
+		sb_sup_output(s, (enum sb_stream_id)id, f->payload, f->payload_len);
 		return;
 	}
 	case SB_WP_DONE:
-		if (!j->started || !get_int(f->hdr, "exit_code", -1, 255, &j->exit_code) ||
-		    !get_int(f->hdr, "signal", 0, 127, &j->signal) || !get_bool(f->hdr, "timed_out", &j->w_timed_out) ||
-		    !get_bool(f->hdr, "cancelled", &j->w_cancelled) || !get_bool(f->hdr, "flooded", &j->w_flooded)) {
-			broke(j, "the warm worker broke the protocol (%s)", "a malformed done frame");
-			return;
-		}
-		j->done = true;
-		if (json_object_get(f->hdr, "trace")) {
-			char *t = json_dumps(json_object_get(f->hdr, "trace"), JSON_COMPACT);
-			fprintf(stderr, "sagebox: warm trace: host %llu ms: %s\n", (unsigned long long)(sb_now_ms() - j->start), t ? t : "");
-			free(t);
-		}
+		on_done(x, s, f->hdr);
 		return;
 	case SB_WP_READY:
 		break;
 	}
-	broke(j, "the warm worker broke the protocol (%s)", "an unexpected frame");
+	BROKE(s, "an unexpected frame");
 }
 
-static void report_progress(struct wjob *j, uint64_t now)
+static int ff_fds(struct sb_feeder *f, struct sb_sup *s, struct pollfd *p)
 {
-	sb_progress_maybe_report(j->hooks, &j->next_progress, j->start, now, &j->out, &j->err);
+	struct sb_sandbox *sb = &ff(f)->w->sb;
+	(void)s;
+	/* Slot order is fixed (-1 is skipped by poll): ff_ready relies on it. */
+	p[0] = (struct pollfd){ff(f)->tx_off < ff(f)->tx.len ? sb->stdin_fd : -1, POLLOUT, 0};
+	p[1] = (struct pollfd){sb->stdout_fd, POLLIN, 0};
+	p[2] = (struct pollfd){sb->stderr_fd, POLLIN, 0};
+	return 3;
 }
 
-static void flush_tx(struct wjob *j)
+static void ff_ready(struct sb_feeder *f, struct sb_sup *s, const struct pollfd *p, int n)
 {
-	struct sb_sandbox *sb = &j->w->sb;
-	while (j->tx_off < j->tx.len && sb->stdin_fd >= 0) {
-		ssize_t n = write(sb->stdin_fd, j->tx.data + j->tx_off, j->tx.len - j->tx_off);
-		if (n > 0) {
-			j->tx_off += (size_t)n;
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN)
-			return;
-		/* EPIPE: the worker is gone; its stdout's EOF says the rest. */
-		sb_close(&sb->stdin_fd);
-		return;
-	}
-	if (j->tx_off == j->tx.len)
-		j->tx.len = j->tx_off = 0;
-}
-
-static void loop(struct wjob *j)
-{
-	struct sb_sandbox *sb = &j->w->sb;
-	int cancel_fd = j->hooks ? j->hooks->cancel_fd : -1;
+	struct frames_feeder *x = ff(f);
+	struct sb_worker *w = x->w;
+	(void)n;
+	if (p[0].revents)
+		flush_tx(x);
+	if (p[1].revents && sb_worker_read(w) < 0)
+		sb_sup_broken(s, "%s", "out of memory reading the warm worker");
 	char why[256];
-	for (;;) {
-		struct sb_wp_frame f;
-		int r;
-		while (!j->killed && !j->done && (r = sb_wp_reader_next(&j->w->rd, &f, why, sizeof why)) != 0) {
-			if (r < 0)
-				broke(j, "the warm worker broke the protocol (%s)", why);
-			else
-				on_frame(j, &f);
-		}
-		if (j->done)
-			return;
-		uint64_t now = sb_now_ms();
-		if (j->killed && (sb->stdout_fd < 0 || now >= j->killed_at + KILL_GRACE_MS))
-			return;
-		if (!j->killed && sb->stdout_fd < 0) {
-			/* The worker is gone before it reported the job. */
-			if (!j->started)
-				j->retry = true;
-			char how[600];
-			sb_worker_died_how(j->w, how, sizeof how);
-			broke(j, "the warm worker died during the job (%s); it is replaced for the next job", how);
-			return;
-		}
-		if (!j->killed && now >= j->deadline) {
-			j->timed_out = true;
-			kill_worker(j);
-		}
-		if (!j->killed && j->cancel_deadline && now >= j->cancel_deadline)
-			kill_worker(j);
-		report_progress(j, now);
-
-		struct pollfd p[4];
-		int n = 0, i_in = -1, i_out = -1, i_err = -1, i_cancel = -1;
-		if (sb->stdin_fd >= 0 && j->tx_off < j->tx.len) { i_in = n; p[n++] = (struct pollfd){sb->stdin_fd, POLLOUT, 0}; }
-		if (sb->stdout_fd >= 0) { i_out = n; p[n++] = (struct pollfd){sb->stdout_fd, POLLIN, 0}; }
-		if (sb->stderr_fd >= 0) { i_err = n; p[n++] = (struct pollfd){sb->stderr_fd, POLLIN, 0}; }
-		if (cancel_fd >= 0 && !j->cancelled && !j->killed) { i_cancel = n; p[n++] = (struct pollfd){cancel_fd, POLLIN, 0}; }
-		uint64_t wake = j->killed ? j->killed_at + KILL_GRACE_MS : j->deadline;
-		if (!j->killed && j->cancel_deadline && j->cancel_deadline < wake)
-			wake = j->cancel_deadline;
-		if (j->hooks && j->hooks->progress && j->next_progress < wake)
-			wake = j->next_progress;
-		int rc = poll(p, (nfds_t)n, wake > now ? (int)(wake - now) : 0);
-		if (rc < 0) {
-			if (errno == EINTR)
-				continue;
-			broke(j, "poll failed: %s", strerror(errno));
-			return;
-		}
-		if (i_in >= 0 && p[i_in].revents)
-			flush_tx(j);
-		if (i_out >= 0 && p[i_out].revents && sb_worker_read(j->w) < 0)
-			broke(j, "%s", "out of memory reading the warm worker");
-		if (i_err >= 0 && p[i_err].revents)
-			sb_worker_drain_diag(j->w);
-		if (i_cancel >= 0 && p[i_cancel].revents) {
-			j->cancelled = true;
-			send_cancel(j);
-			flush_tx(j);
-		}
+	struct sb_wp_frame fr;
+	int r;
+	while (!s->killed && !x->done && (r = sb_wp_reader_next(&w->rd, &fr, why, sizeof why)) != 0) {
+		if (r < 0)
+			BROKE(s, why);
+		else
+			on_frame(x, s, &fr);
 	}
+	if (s->killed) {
+		/* Nothing it says counts any more: read on to its EOF. */
+		sb_wp_reader_free(&w->rd);
+		sb_wp_reader_init(&w->rd);
+	}
+	if (p[2].revents)
+		sb_worker_drain_diag(w);
+	if (!s->killed && !x->done && w->sb.stdout_fd < 0) {
+		/* The worker is gone before it reported the job. */
+		x->retry = !x->started;
+		char how[600];
+		sb_worker_died_how(w, how, sizeof how);
+		sb_sup_broken(s, "the warm worker died during the job (%s); it is replaced for the next job", how);
+	}
+}
+
+static void ff_soft_stop(struct sb_feeder *f, struct sb_sup *s)
+{
+	struct frames_feeder *x = ff(f);
+	json_t *h = json_pack("{s:s, s:I}", "type", "cancel", "id", x->id);
+	if (!h || sb_wp_encode(&x->tx, h, NULL, 0))
+		sb_sup_kill(s);
+	json_decref(h);
+	flush_tx(x);
+}
+
+static void ff_hard_kill(struct sb_feeder *f)
+{
+	sb_worker_kill(ff(f)->w);
+}
+
+static bool ff_drained(const struct sb_feeder *f)
+{
+	return ff(f)->w->sb.stdout_fd < 0;
+}
+
+static const struct sb_feeder_ops frames_ops = {
+	.fds = ff_fds,
+	.ready = ff_ready,
+	.soft_stop = ff_soft_stop,
+	.hard_kill = ff_hard_kill,
+	.drained = ff_drained,
+};
+
+/* The run frame, then the code (protocol v2): the code follows the frame
+ * as code_bytes raw bytes, so that the worker can splice it into the job's
+ * pipe without ever holding it (a later job's child, a fork of the worker,
+ * would inherit it: issue 13.1). */
+static int encode_run(struct frames_feeder *x, const struct sb_job *job, const struct sb_sink *sink)
+{
+	json_t *h = json_pack("{s:s, s:I, s:s, s:I, s:I, s:I, s:{s:I, s:I, s:I}}", "type", "run", "id", x->id, "lang",
+			      sb_lang_name(job->lang), "timeout_ms", (json_int_t)job->limits.timeout_s * 1000,
+			      "max_output", (json_int_t)sink->flood_bytes, "code_bytes", (json_int_t)job->code_len,
+			      "limits", "memory_bytes", (json_int_t)job->limits.memory_bytes, "nofile",
+			      (json_int_t)job->limits.nofile, "fsize_bytes", (json_int_t)job->limits.fsize_bytes);
+	if (h && getenv("SAGEBOX_WARM_TRACE"))
+		json_object_set_new(h, "trace", json_true());
+	int rc = !h || sb_wp_encode(&x->tx, h, NULL, 0) || sb_buf_append(&x->tx, job->code, job->code_len) ? -1 : 0;
+	json_decref(h);
+	return rc;
 }
 
 /* The backend's verified report of the worker's sandbox, with what warm
@@ -265,64 +229,34 @@ static json_t *sandbox_json(const struct sb_worker *w)
 }
 
 enum sb_wrun sb_worker_run(struct sb_worker *w, const struct sb_job *job, const struct sb_run_hooks *hooks,
-			   struct sb_result *res)
+			   struct sb_sink *sink, struct sb_result *res)
 {
-	struct wjob j = {.w = w, .job = job, .hooks = hooks, .id = ++w->next_id};
-	j.start = sb_now_ms();
-	j.deadline = j.start + (uint64_t)job->limits.timeout_s * 1000 + HOST_GRACE_MS;
-	j.next_progress = j.start + (hooks && hooks->progress_interval_ms ? hooks->progress_interval_ms : 2000);
-	if (sb_captures_init(&j.out, &j.err, job->limits.output_bytes)) {
-		res->internal_error = strdup("out of memory");
-		return SB_WRUN_OK;
-	}
-	json_t *h = json_pack("{s:s, s:I, s:s, s:I, s:I, s:{s:I, s:I, s:I}}", "type", "run", "id", j.id, "lang",
-			      sb_lang_name(job->lang), "timeout_ms", (json_int_t)job->limits.timeout_s * 1000,
-			      "max_output", (json_int_t)job->limits.output_bytes * SB_FLOOD_FACTOR, "limits",
-			      "memory_bytes", (json_int_t)job->limits.memory_bytes, "nofile",
-			      (json_int_t)job->limits.nofile, "fsize_bytes", (json_int_t)job->limits.fsize_bytes);
-	if (h && getenv("SAGEBOX_WARM_TRACE"))
-		json_object_set_new(h, "trace", json_true());
-	/* Protocol v2: the code follows the frame as code_bytes raw bytes, so
-	 * that the worker can splice it into the job's pipe without ever
-	 * holding it (a later job's child, a fork of the worker, would
-	 * inherit it: issue 13.1). */
-	if (h)
-		json_object_set_new(h, "code_bytes", json_integer((json_int_t)job->code_len));
-	if (!h || sb_wp_encode(&j.tx, h, NULL, 0) || sb_buf_append(&j.tx, job->code, job->code_len)) {
-		json_decref(h);
-		snprintf(j.broken, sizeof j.broken, "out of memory");
+	struct frames_feeder x = {.f = {.ops = &frames_ops, .self_timed = true}, .w = w, .id = ++w->next_id};
+	struct sb_sup s;
+	sb_sup_init(&s, &x.f, sink, (uint64_t)job->limits.timeout_s * 1000, hooks, NULL);
+	if (encode_run(&x, job, sink)) {
+		sb_sup_broken(&s, "out of memory");
 	} else {
-		json_decref(h);
-		flush_tx(&j);
-		loop(&j);
+		flush_tx(&x);
+		sb_sup_run(&s);
 	}
 	enum sb_wrun rc = SB_WRUN_OK;
-	if (j.retry && !j.started) {
+	if (x.retry) {
 		rc = SB_WRUN_RETRY;
-	} else if (j.done && !j.killed) {
-		res->exit_code = j.exit_code;
-		res->signal = j.signal;
-		res->timed_out = j.w_timed_out;
-		res->output_limit_exceeded = j.flooded || j.w_flooded;
-		res->cancelled = j.cancelled;
+	} else if (x.done && !s.killed) {
+		res->exit_code = x.exit_code;
+		res->signal = x.signal;
+		res->timed_out = x.w_timed_out;
+		res->output_limit_exceeded = x.w_flooded;
 	} else {
 		rc = SB_WRUN_BROKEN;
 		res->exit_code = -1;
-		res->timed_out = j.timed_out;
-		res->output_limit_exceeded = j.flooded;
-		res->cancelled = j.cancelled;
-		/* The host's own deadline, cancel or flood kill is a verdict;
-		 * anything else is the sandbox failing, said as such. */
-		if (!j.timed_out && !j.cancelled && !j.flooded)
-			res->internal_error = strdup(j.broken[0] ? j.broken : "the warm worker stopped answering");
+		sb_sup_broken(&s, "the warm worker stopped answering"); /* unless it said why */
 	}
-	sb_result_forget_own_kill(res);
 	if (rc != SB_WRUN_RETRY) {
-		sb_captures_finish(&j.out, &j.err, res);
+		sb_sup_verdict(&s, res);
 		res->sandbox = sandbox_json(w);
-	} else {
-		sb_captures_free(&j.out, &j.err);
 	}
-	sb_buf_free(&j.tx);
+	sb_buf_free(&x.tx);
 	return rc;
 }
