@@ -15,6 +15,7 @@
 #include "util/error.h"
 
 struct sb_runner;
+struct sb_sup;
 
 struct sb_progress {
 	uint64_t elapsed_ms;
@@ -32,6 +33,12 @@ struct sb_run_hooks {
 	/* When this fd becomes readable the job is cancelled: its sandbox is
 	 * killed and the result has cancelled=true. -1: not cancellable. */
 	int cancel_fd;
+	/* Called from the job's thread with the job's supervisor when it
+	 * starts, and with NULL when it ends (again per attempt when a warm job
+	 * is retried). In between, another thread may call sb_sup_status(s)
+	 * (runner/supervise.h) on it, under a lock it shares with this hook.
+	 * NULL: not called. */
+	void (*watch)(void *ctx, const struct sb_sup *s);
 };
 
 /* A runner for this configuration. Does not start anything yet. */

@@ -192,7 +192,10 @@ static bool over(struct sb_sup *s, uint64_t now)
 void sb_sup_run(struct sb_sup *s)
 {
 	struct sb_feeder *f = s->feeder;
-	int cancel_fd = s->hooks ? s->hooks->cancel_fd : -1;
+	const struct sb_run_hooks *h = s->hooks;
+	int cancel_fd = h ? h->cancel_fd : -1;
+	if (h && h->watch)
+		h->watch(h->ctx, s);
 	for (;;) {
 		uint64_t now = sb_now_ms();
 		if (over(s, now))
@@ -225,6 +228,8 @@ void sb_sup_run(struct sb_sup *s)
 	}
 	atomic_store_explicit(&s->ended_ms, sb_now_ms(), memory_order_relaxed);
 	publish(s, F_ENDED);
+	if (h && h->watch)
+		h->watch(h->ctx, NULL);
 }
 
 void sb_sup_status(const struct sb_sup *s, struct sb_sup_status *st)

@@ -27,9 +27,10 @@
  * and sb_sup_status() read by job_status from other threads.
  *
  * Threads: sb_sup_run and every feeder and sink call run on one thread (the
- * job's). Only sb_sup_status may be called from other threads, at any time
- * between sb_sup_init and the end of the struct's life; to stop a job from
- * another thread, make hooks->cancel_fd readable. */
+ * job's). Only sb_sup_status may be called from other threads: the caller
+ * learns of a job's supervisor through hooks->watch (called with it when the
+ * run starts and with NULL when it ends); to stop a job from another thread,
+ * make hooks->cancel_fd readable. */
 #ifndef SAGEBOX_SUPERVISE_H
 #define SAGEBOX_SUPERVISE_H
 
@@ -175,7 +176,8 @@ void sb_sup_finish(struct sb_sup *s);
 void sb_sup_broken(struct sb_sup *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sb_sup_kill(struct sb_sup *s);
 
-/* Any thread. */
+/* Any thread, between sb_sup_init and the end of the struct's life (for
+ * hooks->watch: between its two calls). */
 void sb_sup_status(const struct sb_sup *s, struct sb_sup_status *st);
 
 /* After sb_sup_run, once the feeder has filled res->exit_code and

@@ -292,23 +292,49 @@ static void *run_thread(void *arg)
 	return NULL;
 }
 
+/* What a job registry does: learn of the supervisor through the watch
+ * hook, read its status under the same lock from another thread. */
+static pthread_mutex_t watch_mu = PTHREAD_MUTEX_INITIALIZER;
+static const struct sb_sup *watched;
+static int watch_calls;
+
+static void on_watch(void *ctx, const struct sb_sup *s)
+{
+	(void)ctx;
+	pthread_mutex_lock(&watch_mu);
+	watched = s;
+	watch_calls++;
+	pthread_mutex_unlock(&watch_mu);
+}
+
+static bool read_status(struct sb_sup_status *st)
+{
+	pthread_mutex_lock(&watch_mu);
+	bool live = watched != NULL;
+	if (live)
+		sb_sup_status(watched, st);
+	pthread_mutex_unlock(&watch_mu);
+	return live;
+}
+
 static void test_status_from_another_thread(void)
 {
 	struct job j;
-	struct sb_sup_status st;
-	job_start(&j, &hard_ops, false, 1024, 10000, NULL);
+	struct sb_sup_status st = {0};
+	struct sb_run_hooks h = {.cancel_fd = -1, .watch = on_watch};
+	job_start(&j, &hard_ops, false, 1024, 10000, &h);
 	pthread_t th;
 	CHECK(pthread_create(&th, NULL, run_thread, &j.s) == 0);
 	put(j.t.wr, "abc");
-	for (int i = 0; i < 200; i++) {
-		sb_sup_status(&j.s, &st);
-		if (st.stdout_bytes == 3)
+	for (int i = 0; i < 400; i++) {
+		if (read_status(&st) && st.stdout_bytes == 3)
 			break;
 		usleep(5000);
 	}
 	CHECK(st.running && st.stdout_bytes == 3 && !st.killed && !st.timed_out);
 	sb_close(&j.t.wr);
 	pthread_join(th, NULL);
+	CHECK(!read_status(&st) && watch_calls == 2);
 	sb_sup_status(&j.s, &st);
 	CHECK(!st.running && st.stdout_bytes == 3 && st.elapsed_ms < 5000);
 	sb_sup_verdict(&j.s, &j.res);
