@@ -59,27 +59,25 @@ const struct sb_config *sb_runner_config(const struct sb_runner *r)
 	return &r->cfg;
 }
 
-int sb_runner_run(struct sb_runner *r, const struct sb_job *job, const struct sb_run_hooks *hooks,
-		  struct sb_result *res)
+/* A fresh result for job; false (res says why) when there is no backend. */
+static bool begin(const struct sb_runner *r, const struct sb_job *job, struct sb_result *res)
 {
 	sb_result_init(res);
 	res->timeout_s = job->limits.timeout_s;
 	res->max_bytes_per_stream = job->limits.output_bytes;
-	if (!r->backend) {
-		res->internal_error = strdup(r->backend_err.msg);
-		if (r->backend_err.hint[0])
-			res->hint = strdup(r->backend_err.hint);
-		return 0;
-	}
-	/* A call's output: head and tail of each stream, under the job's cap. */
-	struct sb_capture_sink cs;
-	if (sb_capture_sink_init(&cs, job->limits.output_bytes)) {
-		res->internal_error = strdup("out of memory");
-		return 0;
-	}
-	int rc = r->pool ? sb_run_warm(r->pool, job, hooks, &cs.sink, res)
-			 : sb_run_fresh(&r->cfg, r->backend, job, hooks, &cs.sink, res);
-	sb_capture_sink_finish(&cs, res);
+	if (r->backend)
+		return true;
+	res->internal_error = strdup(r->backend_err.msg);
+	if (r->backend_err.hint[0])
+		res->hint = strdup(r->backend_err.hint);
+	return false;
+}
+
+static int run_to(struct sb_runner *r, const struct sb_job *job, const struct sb_run_hooks *hooks,
+		  struct sb_sink *sink, struct sb_result *res)
+{
+	int rc = r->pool ? sb_run_warm(r->pool, job, hooks, sink, res)
+			 : sb_run_fresh(&r->cfg, r->backend, job, hooks, sink, res);
 	if (res->sandbox && json_is_object(res->sandbox)) {
 		/* What the runner itself enforces, on top of the backend. */
 		json_object_set_new(res->sandbox, "isolation", json_string(r->pool ? "warm" : "fresh"));
@@ -87,6 +85,28 @@ int sb_runner_run(struct sb_runner *r, const struct sb_job *job, const struct sb
 		json_object_set_new(res->sandbox, "output_limit_bytes_per_stream",
 				    json_integer((json_int_t)job->limits.output_bytes));
 	}
+	return rc;
+}
+
+int sb_runner_run_sink(struct sb_runner *r, const struct sb_job *job, const struct sb_run_hooks *hooks,
+		       struct sb_sink *sink, struct sb_result *res)
+{
+	return begin(r, job, res) ? run_to(r, job, hooks, sink, res) : 0;
+}
+
+int sb_runner_run(struct sb_runner *r, const struct sb_job *job, const struct sb_run_hooks *hooks,
+		  struct sb_result *res)
+{
+	if (!begin(r, job, res))
+		return 0;
+	/* A call's output: head and tail of each stream, under the job's cap. */
+	struct sb_capture_sink cs;
+	if (sb_capture_sink_init(&cs, job->limits.output_bytes)) {
+		res->internal_error = strdup("out of memory");
+		return 0;
+	}
+	int rc = run_to(r, job, hooks, &cs.sink, res);
+	sb_capture_sink_finish(&cs, res);
 	return rc;
 }
 

@@ -15,6 +15,7 @@
 #include "util/error.h"
 
 struct sb_runner;
+struct sb_sink;
 struct sb_sup;
 
 struct sb_progress {
@@ -54,6 +55,11 @@ void sb_runner_prestart(struct sb_runner *r, enum sb_lang lang);
  * res->internal_error says why). hooks may be NULL. */
 int sb_runner_run(struct sb_runner *r, const struct sb_job *job, const struct sb_run_hooks *hooks,
 		  struct sb_result *res);
+/* The same with the output going to sink (runner/supervise.h: e.g. a
+ * background job's log) instead of res->out and res->err, which stay
+ * empty. sb_runner_run is this with the head+tail capture sink. */
+int sb_runner_run_sink(struct sb_runner *r, const struct sb_job *job, const struct sb_run_hooks *hooks,
+		       struct sb_sink *sink, struct sb_result *res);
 
 /* Status of the backend and the runner, never running user code. */
 json_t *sb_runner_status(struct sb_runner *r);
