@@ -185,14 +185,16 @@ static const struct sb_feeder_ops frames_ops = {
 /* The run frame, then the code (protocol v2): the code follows the frame
  * as code_bytes raw bytes, so that the worker can splice it into the job's
  * pipe without ever holding it (a later job's child, a fork of the worker,
- * would inherit it: issue 13.1). */
+ * would inherit it: issue 13.1). The worker applies the host's policy
+ * inside: the flood limit (max_output) and the exit grace. */
 static int encode_run(struct frames_feeder *x, const struct sb_job *job, const struct sb_sink *sink)
 {
-	json_t *h = json_pack("{s:s, s:I, s:s, s:I, s:I, s:I, s:{s:I, s:I, s:I}}", "type", "run", "id", x->id, "lang",
-			      sb_lang_name(job->lang), "timeout_ms", (json_int_t)job->limits.timeout_s * 1000,
-			      "max_output", (json_int_t)sink->flood_bytes, "code_bytes", (json_int_t)job->code_len,
-			      "limits", "memory_bytes", (json_int_t)job->limits.memory_bytes, "nofile",
-			      (json_int_t)job->limits.nofile, "fsize_bytes", (json_int_t)job->limits.fsize_bytes);
+	json_t *h = json_pack("{s:s, s:I, s:s, s:I, s:I, s:I, s:I, s:{s:I, s:I, s:I}}", "type", "run", "id", x->id,
+			      "lang", sb_lang_name(job->lang), "timeout_ms", (json_int_t)job->limits.timeout_s * 1000,
+			      "max_output", (json_int_t)sink->flood_bytes, "exit_grace_ms",
+			      (json_int_t)sb_sup_policy.exit_grace_ms, "code_bytes", (json_int_t)job->code_len, "limits",
+			      "memory_bytes", (json_int_t)job->limits.memory_bytes, "nofile", (json_int_t)job->limits.nofile,
+			      "fsize_bytes", (json_int_t)job->limits.fsize_bytes);
 	if (h && getenv("SAGEBOX_WARM_TRACE"))
 		json_object_set_new(h, "trace", json_true());
 	int rc = !h || sb_wp_encode(&x->tx, h, NULL, 0) || sb_buf_append(&x->tx, job->code, job->code_len) ? -1 : 0;

@@ -1,7 +1,9 @@
 /* The worker protocol's framing (host side). A frame is a 4-byte big-endian
  * length, then that many bytes: a one-line JSON header and, for frames that
- * carry bytes (the job's code, output chunks), "\n" and the bytes. The
- * worker inside the sandbox speaks the same (src/worker/driver.py).
+ * carry bytes (output chunks), "\n" and the bytes. A run frame is followed
+ * by the job's code as code_bytes raw bytes outside the frame (protocol
+ * v2, docs/WARM.md). The worker inside the sandbox speaks the same
+ * (src/worker/driver/channel.py).
  *
  * The reader treats the worker as untrusted: a frame longer than its limit,
  * a header that is not a JSON object with a known "type", or a payload on a
