@@ -5,12 +5,18 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <dirent.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdnoreturn.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/exit_status.h"
@@ -27,8 +33,12 @@ struct host_self {
 
 struct host_priv {
 	char dir[64]; /* scratch directory, removed in wait() */
+	int ctl;      /* write end of the keeper's lifeline: closed = kill */
 	bool reaped;
 };
+
+/* The keeper's descriptor for the lifeline's read end. */
+#define HOST_FD_CTL 3
 
 static json_t *host_enforced(const struct sb_limits *l)
 {
@@ -81,6 +91,118 @@ static void setlim(int res, rlim_t v)
 	setrlimit(res, &rl);
 }
 
+/* Sends SIGKILL to every process whose parent is `self`; how many. Raw
+ * system calls over /proc (after fork: no stdio, no malloc). */
+static int kill_children(pid_t self)
+{
+	int n = 0, dir = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return 0;
+	char buf[4096];
+	long got;
+	while ((got = syscall(SYS_getdents64, dir, buf, sizeof buf)) > 0) {
+		for (long off = 0; off < got;) {
+			struct dirent64 *d = (struct dirent64 *)(buf + off);
+			off += d->d_reclen;
+			pid_t pid = (pid_t)atoi(d->d_name);
+			if (pid <= 0 || pid == self)
+				continue;
+			char path[64], st[512];
+			snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+			int fd = open(path, O_RDONLY | O_CLOEXEC);
+			if (fd < 0)
+				continue;
+			ssize_t len = read(fd, st, sizeof st - 1);
+			close(fd);
+			if (len <= 0)
+				continue;
+			st[len] = 0;
+			/* "pid (comm) S ppid": comm may hold ')', so the last one. */
+			char *end = strrchr(st, ')');
+			if (end && end[1] && end[2] && atoi(end + 4) == (int)self && kill(pid, SIGKILL) == 0)
+				n++;
+		}
+	}
+	close(dir);
+	return n;
+}
+
+/* Kills everything below the keeper: it is their subreaper, so what a
+ * job detached (setsid, double fork) comes back to it as its parent dies. */
+static void kill_descendants(void)
+{
+	pid_t self = getpid();
+	for (;;) {
+		kill_children(self);
+		if (waitpid(-1, NULL, __WALL) < 0 && errno == ECHILD)
+			return;
+	}
+}
+
+/* The keeper: the first process of the job's group, between sagebox and
+ * the code. It stops a job from outliving sagebox (a SIGKILLed server
+ * cannot kill its jobs; the code would run on as an orphan) and from
+ * outliving its lifetime when the caller is stuck: when the lifeline
+ * reaches EOF or the deadline passes, it kills the whole group. Runs
+ * after fork: raw system calls only. */
+static noreturn void host_keeper(pid_t code, unsigned lifetime_s)
+{
+	/* The keeper holds none of the job's pipes: the caller sees EOF when
+	 * the code (and what it left in the group) is done. */
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	for (int fd = 0; fd < 3 && null >= 0; fd++)
+		dup2(null, fd);
+	struct timespec now, deadline = {0, 0};
+	if (lifetime_s) {
+		clock_gettime(CLOCK_MONOTONIC, &deadline);
+		deadline.tv_sec += lifetime_s;
+	}
+	int pidfd = (int)syscall(SYS_pidfd_open, code, 0);
+	int st = 0;
+	for (;;) {
+		int wait_ms = 100;
+		if (pidfd >= 0)
+			wait_ms = -1;
+		if (lifetime_s) {
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			long long left = (deadline.tv_sec - now.tv_sec) * 1000LL + (deadline.tv_nsec - now.tv_nsec) / 1000000;
+			if (left <= 0) {
+				kill_descendants();
+				_exit(SB_EXIT_SANDBOX);
+			}
+			if (wait_ms < 0 || left < wait_ms)
+				wait_ms = left > 1000000 ? 1000000 : (int)left;
+		}
+		struct pollfd pf[2] = {{.fd = HOST_FD_CTL, .events = POLLIN}, {.fd = pidfd, .events = POLLIN}};
+		int n = poll(pf, pidfd >= 0 ? 2 : 1, wait_ms);
+		if (n < 0 && errno != EINTR)
+			break;
+		if (n > 0 && (pf[0].revents & (POLLIN | POLLHUP | POLLERR))) {
+			kill_descendants(); /* sagebox is gone: end the job */
+			_exit(SB_EXIT_SANDBOX);
+		}
+		if (waitpid(code, &st, WNOHANG) == code)
+			goto done;
+	}
+	SB_RETRY_EINTR(waitpid(code, &st, 0));
+done:
+	kill_descendants(); /* what the code left behind, detached or not */
+	/* Report the code's own end: its status, or the same signal. */
+	if (WIFSIGNALED(st)) {
+		int sig = WTERMSIG(st);
+		signal(sig, SIG_DFL);
+		sigset_t one;
+		sigemptyset(&one);
+		sigaddset(&one, sig);
+		sigprocmask(SIG_UNBLOCK, &one, NULL);
+		struct rlimit no_core = {0, 0};
+		setrlimit(RLIMIT_CORE, &no_core);
+		kill(getpid(), sig);
+		_exit(SB_EXIT_SIGNAL_BASE + sig);
+	}
+	_exit(WEXITSTATUS(st));
+}
+
 static int host_spawn(void *self, const struct sb_sandbox_req *req, struct sb_sandbox *sb, struct sb_error *err)
 {
 	(void)self;
@@ -110,22 +232,27 @@ static int host_spawn(void *self, const struct sb_sandbox_req *req, struct sb_sa
 	envp[n++] = tmp;
 	envp[n] = NULL;
 
-	int in[2], out[2], er[2];
-	if (sb_pipe(in)) {
+	int in[2], out[2], er[2], ctl[2];
+	if (sb_pipe(ctl)) {
 		free(hp);
 		return sb_fail_errno(err, "pipe");
 	}
+	if (sb_pipe(in)) {
+		close(ctl[0]), close(ctl[1]), free(hp);
+		return sb_fail_errno(err, "pipe");
+	}
 	if (sb_pipe(out)) {
-		close(in[0]), close(in[1]), free(hp);
+		close(ctl[0]), close(ctl[1]), close(in[0]), close(in[1]), free(hp);
 		return sb_fail_errno(err, "pipe");
 	}
 	if (sb_pipe(er)) {
-		close(in[0]), close(in[1]), close(out[0]), close(out[1]), free(hp);
+		close(ctl[0]), close(ctl[1]), close(in[0]), close(in[1]), close(out[0]), close(out[1]), free(hp);
 		return sb_fail_errno(err, "pipe");
 	}
 	pid_t pid = fork();
 	if (pid < 0) {
 		int e = errno;
+		close(ctl[0]), close(ctl[1]);
 		close(in[0]), close(in[1]), close(out[0]), close(out[1]), close(er[0]), close(er[1]);
 		rmdir(hp->dir);
 		free(hp);
@@ -136,7 +263,17 @@ static int host_spawn(void *self, const struct sb_sandbox_req *req, struct sb_sa
 		dup2(in[0], 0);
 		dup2(out[1], 1);
 		dup2(er[1], 2);
+		dup2(ctl[0], HOST_FD_CTL);
+		closefrom(HOST_FD_CTL + 1); /* other jobs' lifelines among them */
 		setsid(); /* own session and group: the kill reaches its children */
+		/* Orphans of the job (setsid, double fork) become the keeper's
+		 * children, so the keeper can find and kill all of them. */
+		prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+		pid_t code = fork();
+		if (code < 0)
+			_exit(SB_EXIT_SANDBOX);
+		if (code > 0)
+			host_keeper(code, req->lifetime_s);
 		if (chdir(hp->dir))
 			_exit(SB_EXIT_SANDBOX);
 		/* DATA bounds ordinary allocations at the limit; AS (all mappings,
@@ -152,6 +289,8 @@ static int host_spawn(void *self, const struct sb_sandbox_req *req, struct sb_sa
 		dprintf(2, "sagebox: cannot execute %s: %s\n", req->argv[0], strerror(errno));
 		_exit(127);
 	}
+	close(ctl[0]);
+	hp->ctl = ctl[1];
 	close(in[0]), close(out[1]), close(er[1]);
 	sb->pid = pid;
 	sb->stdin_fd = in[1];
@@ -165,8 +304,13 @@ static int host_spawn(void *self, const struct sb_sandbox_req *req, struct sb_sa
 static void host_kill(struct sb_sandbox *sb)
 {
 	struct host_priv *hp = sb->priv;
-	if (sb->pid > 0 && hp && !hp->reaped)
-		kill(-sb->pid, SIGKILL); /* the group: setsid in it escapes, as the seed admits */
+	/* Closing the lifeline makes the keeper kill every process of the
+	 * job, also those that left its group (setsid); killing the group
+	 * from here would miss those and kill the keeper that finds them. */
+	if (sb->pid > 0 && hp && !hp->reaped && hp->ctl >= 0) {
+		close(hp->ctl);
+		hp->ctl = -1;
+	}
 }
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -188,6 +332,8 @@ static int host_wait(struct sb_sandbox *sb, struct sb_exit *ex, struct sb_error 
 		hp->reaped = true;
 	kill(-sb->pid, SIGKILL); /* whatever is left of the group */
 	if (hp) {
+		if (hp->ctl >= 0)
+			close(hp->ctl);
 		nftw(hp->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 		free(hp);
 		sb->priv = NULL;

@@ -1,7 +1,12 @@
 """The command line through the real binary and the default (native) sandbox."""
 import json
 import os
+import signal
+import subprocess
 import tempfile
+import time
+
+import pytest
 
 from conftest import BIN, ROOT, run, run_json
 
@@ -173,3 +178,69 @@ def test_host_backend_warns_and_is_never_the_default():
     assert "NO isolation" in p.stderr
     _, r = run_json(["--lang", "python"], "print(1)\n")
     assert r["sandbox"]["backend"] != "host"
+
+
+DETACHED = """import os, sys, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        open(%r, "w").write(str(os.getpid()))
+        while True:
+            pass
+    os._exit(0)
+time.sleep(600)
+"""
+
+
+def _alive(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def _wait_for_pid(path, deadline=30):
+    end = time.time() + deadline
+    while time.time() < end:
+        if os.path.exists(path) and open(path).read():
+            return int(open(path).read())
+        time.sleep(0.05)
+    raise AssertionError("the job never started")
+
+
+@pytest.mark.parametrize("isolation", ["warm", "fresh"])
+def test_host_backend_job_dies_with_a_killed_sagebox(isolation):
+    """A SIGKILLed sagebox cannot clean up: the host backend's keeper must
+    kill the job, also a process that left its group (setsid, double fork)."""
+    with tempfile.TemporaryDirectory() as d:
+        os.chmod(d, 0o777)
+        marker = os.path.join(d, "pid")
+        p = subprocess.Popen([BIN, "run", "--backend", "host", "--isolation", isolation,
+                              "--lang", "python", "--timeout", "120", "-"],
+                             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        p.stdin.write((DETACHED % marker).encode())
+        p.stdin.close()
+        pid = _wait_for_pid(marker)
+        assert _alive(pid)
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+        end = time.time() + 10
+        while _alive(pid) and time.time() < end:
+            time.sleep(0.05)
+        if _alive(pid):
+            os.kill(pid, signal.SIGKILL)
+            raise AssertionError("the detached job process outlived sagebox")
+
+
+def test_host_backend_detached_process_ends_with_the_call():
+    with tempfile.TemporaryDirectory() as d:
+        os.chmod(d, 0o777)
+        marker = os.path.join(d, "pid")
+        code = (DETACHED % marker).replace("time.sleep(600)", "print('done')")
+        p = run(["run", "--backend", "host", "--isolation", "fresh", "--lang", "python", "-"], code)
+        assert p.returncode == 0 and p.stdout == "done\n", p.stderr
+        pid = _wait_for_pid(marker, 5)
+        if _alive(pid):
+            os.kill(pid, signal.SIGKILL)
+            raise AssertionError("a detached process outlived its call")
