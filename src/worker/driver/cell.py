@@ -30,19 +30,19 @@ def ends_with_semicolon(src):
     return last is not None and last.type == tokenize.OP and last.string == ";"
 
 
-def compile_cell(src):
+def compile_cell(src, name=CELL):
     """Compile a cell: (body, expr). expr is the final bare expression, to
     be displayed, or None (no final expression, or a trailing ';')."""
     import ast
-    tree = ast.parse(src, CELL, "exec")
+    tree = ast.parse(src, name, "exec")
     display = (tree.body and isinstance(tree.body[-1], ast.Expr)
                and not ends_with_semicolon(src))
     if display:
         last = tree.body.pop()
-        body = compile(tree, CELL, "exec")
-        expr = compile(ast.Expression(last.value), CELL, "eval")
+        body = compile(tree, name, "exec")
+        expr = compile(ast.Expression(last.value), name, "eval")
         return body, expr
-    return compile(tree, CELL, "exec"), None
+    return compile(tree, name, "exec"), None
 
 
 def show(value):
@@ -57,18 +57,19 @@ def show(value):
 def print_user_traceback():
     import traceback
     etype, value, tb = sys.exc_info()
-    # Skip the driver's own frames: show the user only their code.
-    while tb is not None and tb.tb_frame.f_code.co_filename != CELL:
+    # Skip the driver's own frames: show the user only their code (a
+    # session names each call's cell "<cell N>").
+    while tb is not None and not tb.tb_frame.f_code.co_filename.startswith(CELL[:-1]):
         tb = tb.tb_next
     traceback.print_exception(etype, value, tb)
 
 
-def run_cell(src, glb):
+def run_cell(src, glb, name=CELL):
     """Run src in glb. Returns the process exit status it asks for."""
     import linecache
-    linecache.cache[CELL] = (len(src), None, src.splitlines(True), CELL)
+    linecache.cache[name] = (len(src), None, src.splitlines(True), name)
     try:
-        body, expr = compile_cell(src)
+        body, expr = compile_cell(src, name)
         exec(body, glb)
         if expr is not None:
             show(eval(expr, glb))

@@ -6,16 +6,30 @@ MADV_COLLAPSE = 25          # Linux 6.1
 HUGE_PAGE = 2 << 20         # a PMD-sized transparent huge page
 
 
-def status_kib(field):
-    """A "<field>: N kB" line of /proc/self/status (VmRSS, VmData), or 0."""
+def status_kib(field, pid="self"):
+    """A "<field>: N kB" line of /proc/PID/status (VmRSS, VmData), or 0."""
     try:
-        with open("/proc/self/status") as f:
+        with open("/proc/%s/status" % pid) as f:
             for line in f:
                 if line.startswith(field + ":"):
                     return int(line.split()[1])
     except (OSError, ValueError, IndexError):
         pass
     return 0
+
+
+def private_kib(pid):
+    """Memory only this process uses (Private_Clean + Private_Dirty of
+    /proc/PID/smaps_rollup): what it adds to what it shares, or 0."""
+    total = 0
+    try:
+        with open("/proc/%d/smaps_rollup" % pid) as f:
+            for line in f:
+                if line.startswith(("Private_Clean:", "Private_Dirty:")):
+                    total += int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+    return total
 
 
 def freeze():

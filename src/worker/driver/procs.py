@@ -7,6 +7,8 @@ import time
 REAP_GRACE = 2.0
 # /proc/PID/stat, the fields after "(comm)" (0 is field 3, `state`).
 STAT_PPID = 1            # field 4
+STAT_PGRP = 2            # field 5
+STAT_SESSION = 3         # field 6
 STAT_FLAGS = 6           # field 9
 STAT_EXIT_CODE = 49      # field 52 (Linux 3.5)
 PF_EXITING = 0x4         # include/linux/sched.h: getting shut down
@@ -49,6 +51,35 @@ def exiting_status(pid, tries=20):
             return None
         time.sleep(0.0001)
     return None
+
+
+def _members(field, value):
+    """Pids whose /proc/PID/stat field equals value."""
+    out = set()
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                if int(stat_fields(int(name))[field]) == value:
+                    out.add(int(name))
+            except (OSError, ValueError, IndexError):
+                pass
+    return out
+
+
+def in_session(sid):
+    """Every process of the session sid (a session's interpreter, a job)."""
+    return _members(STAT_SESSION, sid)
+
+
+def in_group(pgid):
+    return _members(STAT_PGRP, pgid)
+
+
+def group_of(pid):
+    try:
+        return int(stat_fields(pid)[STAT_PGRP])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 class Procs:

@@ -1,0 +1,323 @@
+"""A session's interpreter: the process that runs a session's code and
+keeps its state between calls (session.py, the controller, starts it and
+never runs user code itself).
+
+  Sage / Python   a fork of the controller (which imported Sage once): it
+                  reads requests on a private pipe and runs each call's code
+                  in its one globals dict (Sage preparse and last-expression
+                  display as in stateless calls, cell.py). A background job
+                  is a fork of it (so the job sees the session's variables;
+                  its changes do not flow back).
+  shell           a persistent bash reading commands on a pipe: each call's
+                  script is sourced by a small wrapper function, so `cd`,
+                  `export`, variables and functions persist. A job is a
+                  subshell (a fork of the session's bash).
+
+Both report to the controller in lines on a status pipe, which the
+controller parses as untrusted (the session's own code can write there):
+  done STATUS            the call ended with this exit status
+  job ID PID             job ID runs as process PID (reparented to the
+                         controller, a subreaper, which reaps it)
+The interpreter is in a session (setsid) and process group of its own: an
+interrupt is SIGINT to that group (KeyboardInterrupt, as Jupyter and
+SageMathCell do), a hard stop SIGKILL to it and to every process of its
+session. A Landlock scope keeps it (and so every job) from signalling the
+controller where the kernel has scopes."""
+import os
+import signal
+import sys
+
+from . import cell, confine, memory
+from .channel import Channel
+
+# The status pipe's fd inside the session's bash (a high number a script is
+# unlikely to use; a script that closes it only breaks its own session, which
+# is then restarted).
+SHELL_STATUS_FD = 77
+# The largest request frame the interpreter reads (a run frame without code).
+REQ_MAX = 1 << 16
+# Idle time before the next warm-up step (Sage: plot, Maxima, ...).
+IDLE_BEFORE_WARMUP = 0.05
+
+# The bash side. Every builtin is called through `builtin` (a session may
+# define functions named trap or printf). An interrupt returns from the
+# sourced script and from every function it called: after SIGINT the trap
+# sets extdebug and a DEBUG trap that makes each later command `return`,
+# until the wrapper is reached again.
+SHELL_INIT = r'''
+__sb_stop() { [[ -n $__sb_intr && ${#FUNCNAME[@]} -gt 1 && ${FUNCNAME[1]} != __sb_run ]] && return 2; return 0; }
+__sb_int() { __sb_intr=1; builtin shopt -s extdebug; builtin set -T; builtin trap __sb_stop DEBUG; }
+__sb_run() {
+  builtin trap '__sb_int; return 130' INT
+  builtin source "$1" </dev/null
+  builtin local __sb_st=$?
+  builtin trap - INT DEBUG; builtin set +T; builtin shopt -u extdebug
+  [[ -n $__sb_intr ]] && __sb_st=130; __sb_intr=
+  builtin printf 'done %d\n' "$__sb_st" >&FD
+}
+__sb_job() {
+  ( builtin set -m
+    ( builtin trap - INT; builtin unset -f exec; exec >"$3" 2>"$4" </dev/null; builtin source "$2" ) &
+    builtin printf 'job %s %d\n' "$1" "$!" >&FD )
+}
+builtin printf 'ready %s\n' "${BASH_VERSION:-none}" >&FD
+'''.replace("FD", str(SHELL_STATUS_FD))
+
+
+def _pipes(n):
+    return [os.pipe2(os.O_CLOEXEC) for _ in range(n)]
+
+
+class Interp:
+    """The controller's handle on a running interpreter."""
+    pid = -1
+    ctl_w = st_r = out_r = err_r = -1
+
+    def fds(self):
+        return [fd for fd in (self.ctl_w, self.st_r, self.out_r, self.err_r) if fd >= 0]
+
+    def close(self):
+        for name in ("ctl_w", "st_r", "out_r", "err_r"):
+            fd = getattr(self, name)
+            if fd >= 0:
+                os.close(fd)
+                setattr(self, name, -1)
+
+    def interrupt(self):
+        """SIGINT to its process group, as a terminal's Ctrl-C."""
+        try:
+            os.killpg(self.pid, signal.SIGINT)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def _spawn(self, child):
+        """Fork; the child gets fds 0-2 from child(), the status pipe, and
+        nothing else of the controller's."""
+        (ctl_r, ctl_w), (st_r, st_w), (out_r, out_w), (err_r, err_w) = _pipes(4)
+        for f in (sys.stdout, sys.stderr):
+            f.flush()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                child(ctl_r, st_w, out_w, err_w)
+            finally:
+                os._exit(127)
+        for fd in (ctl_r, st_w, out_w, err_w):
+            os.close(fd)
+        for fd in (st_r, out_r, err_r):
+            os.set_blocking(fd, False)
+        self.pid, self.ctl_w, self.st_r, self.out_r, self.err_r = pid, ctl_w, st_r, out_r, err_r
+
+
+def confine_child(workspace, limits, keep):
+    """What every interpreter applies to itself: no fd of the controller's
+    but keep; signals as a fresh process has them; its own session; the
+    OOM killer's first choice; a Landlock scope so that it (and every job
+    forked from it) cannot signal the controller; the job limits."""
+    for fd in os.listdir("/proc/self/fd"):
+        fd = int(fd)
+        if fd > 2 and fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+    signal.set_wakeup_fd(-1)
+    for s in (signal.SIGCHLD, signal.SIGPIPE):
+        signal.signal(s, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+    os.setsid()
+    confine.prefer_oom_kill()
+    confine.scope_signals_and_sockets()
+    # (the controller is undumpable; the session's own code may read its
+    # own /proc files as usual)
+    confine.set_dumpable(True)
+    os.chdir(workspace)
+    confine.apply_job_limits(limits, memory.status_kib("VmData") * 1024)
+
+
+def _stdio(null, out_w, err_w):
+    os.dup2(null, 0)
+    os.dup2(out_w, 1)
+    os.dup2(err_w, 2)
+
+
+class PyInterp(Interp):
+    """A Sage or Python interpreter: a fork of the controller."""
+
+    def __init__(self, lang, glb, workspace, limits, warmups=()):
+        self.lang, self.glb, self.workspace, self.limits = lang, glb, workspace, limits
+        self.warmups = list(warmups)
+
+    def start(self):
+        self._spawn(self._child)
+
+    def send(self, hdr, code):
+        """A request and its code (blocking: an idle interpreter reads at once)."""
+        ch = Channel(-1, self.ctl_w)
+        ch.send(dict(hdr, code_bytes=len(code)))
+        ch._write(code)
+
+    # -- the child
+    def _child(self, ctl_r, st_w, out_w, err_w):
+        null = os.open("/dev/null", os.O_RDWR)
+        confine_child(self.workspace, self.limits, [ctl_r, st_w, out_w, err_w, null])
+        _stdio(null, out_w, err_w)
+        for fd in (out_w, err_w):
+            os.close(fd)
+        cell.set_job_argv()
+        for f in (sys.stdout, sys.stderr):
+            f.reconfigure(line_buffering=True)  # job_output and progress see lines as they come
+        Loop(self, Channel(ctl_r, -1, max_in=REQ_MAX), st_w, null).serve()
+        os._exit(0)
+
+
+class Loop:
+    """The interpreter's own loop (in the child)."""
+
+    def __init__(self, it, ch, st_w, null):
+        self.it, self.ch, self.st_w, self.null = it, ch, st_w, null
+        self.calls = 0
+
+    def report(self, line):
+        # A late interrupt must not lose the line the controller waits for.
+        while True:
+            try:
+                os.write(self.st_w, line.encode())
+                return
+            except KeyboardInterrupt:
+                continue
+
+    def serve(self):
+        import select
+        while True:
+            try:
+                if self.it.warmups and not select.select([self.ch.rfd], [], [], IDLE_BEFORE_WARMUP)[0]:
+                    self.warm_one()
+                    continue
+                hdr, _ = self.ch.recv()
+                code = self.ch.exact(int(hdr["code_bytes"])).decode("utf-8", "replace")
+            except KeyboardInterrupt:
+                continue  # an interrupt that came after its call ended
+            except (EOFError, ValueError, KeyError, TypeError):
+                return
+            self.it.warmups = []
+            op = hdr.get("op")
+            if op == "run":
+                self.calls += 1
+                try:
+                    status = run_code(hdr.get("lang"), code, self.it.glb, self.calls)
+                except KeyboardInterrupt:
+                    status = 1
+                flush()
+                self.report("done %d\n" % (status & 0xff))
+            elif op == "job":
+                self.fork_job(hdr, code)
+
+    def warm_one(self):
+        """One of Sage's slow first uses (plot, Maxima, ...), paid before the
+        first call, in a throwaway copy of the globals, its chatter to
+        /dev/null (never into a call's output)."""
+        src = self.it.warmups.pop(0)
+        saved = [os.dup(1), os.dup(2)]
+        os.dup2(self.null, 1)
+        os.dup2(self.null, 2)
+        try:
+            exec(compile(cell.sage_preparse(src), "<warm-up>", "exec"), dict(self.it.glb))
+        except BaseException:
+            pass
+        flush()
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in saved:
+            os.close(fd)
+        import builtins
+        builtins.__dict__.pop("_", None)
+
+    def fork_job(self, hdr, code):
+        """A background job: a fork of this interpreter (it sees the
+        session's globals as they are now), double-forked so that it is
+        reparented to the controller, which reaps it."""
+        flush()
+        a = os.fork()
+        if a:
+            os.waitpid(a, 0)
+            return
+        b = os.fork()
+        if b:
+            os.write(self.st_w, b"job %d %d\n" % (int(hdr["id"]), b))
+            os._exit(0)
+        status = 1
+        try:
+            os.setsid()
+            os.close(self.st_w)
+            os.close(self.ch.rfd)
+            out = os.open(hdr["out"], os.O_WRONLY | os.O_CLOEXEC)
+            err = os.open(hdr["err"], os.O_WRONLY | os.O_CLOEXEC)
+            _stdio(self.null, out, err)
+            status = run_code(hdr.get("lang"), code, self.it.glb, "job")
+        except BaseException:
+            pass
+        from .zygote import _child_exit
+        _child_exit(status)
+
+
+def flush():
+    for f in (sys.stdout, sys.stderr):
+        try:
+            f.flush()
+        except BaseException:
+            pass
+
+
+def run_code(lang, code, glb, n):
+    """One call's code in the session's globals: Sage is preparsed (Python
+    in a Sage session is not), then run as a cell named after the call, so
+    that tracebacks of functions defined in earlier calls show their own
+    lines."""
+    name = "<cell %s>" % n
+    if glb is None:
+        return 1
+    if lang == "sage":
+        try:
+            src = cell.sage_preparse(code)
+        except Exception:
+            cell.print_user_traceback()
+            return 1
+    else:
+        src = code
+    return cell.run_cell(src, glb, name)
+
+
+class ShellInterp(Interp):
+    """A persistent bash: the session's shell state lives in it."""
+
+    def __init__(self, shell, workspace, limits, env):
+        self.shell, self.workspace, self.limits, self.env = shell, workspace, limits, env
+
+    def start(self):
+        self._spawn(self._child)
+        os.write(self.ctl_w, SHELL_INIT.encode())
+
+    def run(self, script_path):
+        os.write(self.ctl_w, b"__sb_run %s\n" % quote(script_path))
+
+    def job(self, jid, script_path, out_path, err_path):
+        os.write(self.ctl_w, b"__sb_job %d %s %s %s\n" % (jid, quote(script_path), quote(out_path),
+                                                        quote(err_path)))
+
+    def _child(self, ctl_r, st_w, out_w, err_w):
+        confine_child(self.workspace, self.limits, [ctl_r, st_w, out_w, err_w])
+        os.dup2(ctl_r, 0)
+        os.dup2(out_w, 1)
+        os.dup2(err_w, 2)
+        os.dup2(st_w, SHELL_STATUS_FD)
+        os.set_inheritable(SHELL_STATUS_FD, True)
+        for fd in (ctl_r, st_w, out_w, err_w):
+            os.close(fd)
+        os.execve(self.shell, [self.shell, "--noprofile", "--norc"], self.env)
+
+
+def quote(path):
+    """A path for a bash command line (the controller's own paths: no
+    quote characters in them, but quote anyway)."""
+    return b"'" + path.encode().replace(b"'", b"'\\''") + b"'"

@@ -1,0 +1,538 @@
+"""A session's controller: the command of a session's sandbox. It speaks
+the framed protocol (channel.py) with the host on its stdin/stdout, starts
+the session's interpreter (interp.py) and relays its output, runs the
+session's background jobs, and serves the file tools (files.py). It never
+runs user code, and is undumpable with its signals blocked, so the
+session's code cannot patch it, read it, or interrupt it.
+
+  host -> controller                 controller -> host
+  run {id, lang, code_bytes} + code  out {id, stream} + bytes ... then
+                                     done {id, exit_code, signal,
+                                           interrupted, restarted, reason}
+  interrupt {id}                     (SIGINT to the interpreter's group)
+  kill {id}                          done ... restarted: the interpreter
+                                     was killed and a new one started
+  reset {id}                         reply {id, ok}: a fresh interpreter
+  job {id, lang, code_bytes} + code  started {id}, out {id, stream} ...,
+                                     done {id, exit_code, signal}
+  jobkill {id}                       (its done follows)
+  write {id, path, code_bytes, append} + bytes
+                                     reply {id, ok, path, bytes | error, full}
+  read {id, path, offset, length}    data {id} + bytes ..., then
+                                     reply {id, ok, path, size, mtime}
+  list {id, path}                    reply {id, ok, path, entries, cut}
+  stat {id}                          reply {id, ok, rss_bytes, private_bytes}
+                                     ready {pid, lang, ...} once, first
+
+The host trusts none of it beyond this one session (every session is a
+sandbox of its own): it holds its own deadlines and caps, and kills the
+whole sandbox when the controller misbehaves or dies."""
+import errno
+import fcntl
+import json
+import os
+import select
+import signal
+import sys
+import time
+
+from . import cell, confine, files, procs
+from .channel import Channel, Malformed
+from .interp import PyInterp, ShellInterp
+
+FD_FLOOR = 200          # the protocol's fds are moved up here, away from 0-2
+CHUNK = 1 << 16         # the most bytes in one out or data frame
+JOB_EXIT_GRACE = 0.3    # a job's output may stay open this long after it exited
+STATUS_LINE_MAX = 256   # a status line longer than this is garbage
+# Signals the controller never takes (the session's code runs as the same
+# user; where Landlock has no signal scope it could otherwise stop us).
+BLOCKED = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2,
+           signal.SIGALRM, signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU}
+
+
+class Job:
+    def __init__(self, jid, out_path, err_path, fds):
+        self.id, self.paths = jid, (out_path, err_path)
+        self.streams = fds          # fd -> "stdout" | "stderr"
+        self.pid = None
+        self.status = None
+        self.ended_at = None
+        self.killed = False
+
+
+class Controller:
+    def __init__(self, lang, shell, own_pidns, workspace, limits):
+        self.lang, self.shell, self.limits = lang, shell, limits
+        self.ch = Channel(self._high(0), self._high(1))
+        self.diag = self._high(2)
+        self.null = os.open("/dev/null", os.O_RDWR | os.O_CLOEXEC)
+        os.dup2(self.null, 0)
+        os.dup2(self.null, 1)
+        # Stops: the session's code reading or patching the controller
+        # through /proc/PID/mem, or taking its channel from /proc/PID/fd.
+        confine.set_dumpable(False)
+        # Orphans of the session (double-forked jobs included) are ours.
+        confine.become_subreaper()
+        signal.pthread_sigmask(signal.SIG_BLOCK, BLOCKED)
+        self.sandboxed = own_pidns and os.getpid() <= 2
+        self.procs = procs.Procs(self.sandboxed)
+        wake_r, wake_w = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
+        self.wake_r = wake_r
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+        signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+        if workspace == "-":  # the host backend: its scratch directory
+            workspace = os.getcwd()
+        os.makedirs(workspace, 0o755, exist_ok=True)
+        self.ws = files.Workspace(workspace)
+        self.workspace = workspace
+        import tempfile
+        # Call scripts and job fifos: the session's own /tmp (mode 0700).
+        self.private = tempfile.mkdtemp(prefix=".sagebox-session-", dir="/tmp" if self.sandboxed else None)
+        self.interp = None
+        self.call = None            # {"id", "interrupted"} while a call runs
+        self.jobs = {}
+        self.pristine = None
+        self.import_error = None
+        self.lost = None            # why the interpreter was restarted between calls
+
+    def _high(self, fd):
+        return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, FD_FLOOR)
+
+    def send(self, hdr, payload=b""):
+        self.ch.send(hdr, payload)
+
+    # -- the interpreter
+    def start(self):
+        import traceback
+        cell.prepare_dirs()
+        sage = None
+        if self.lang == "sage":
+            try:
+                self.pristine = cell.sage_globals()
+                cell.sage_preparse("x = 1\n")
+                from sage.version import version as sage
+            except BaseException:
+                self.import_error = traceback.format_exc()
+        elif self.lang == "python":
+            self.pristine = cell.python_globals()
+        import gc
+        gc.freeze()
+        self.spawn_interp()
+        if self.lang == "shell" and not self.shell_ready():
+            return False
+        self.send({"type": "ready", "pid": os.getpid(), "lang": self.lang, "python": sys.version.split()[0],
+                   "sage": sage, "import_error": self.import_error is not None, "sandboxed": self.sandboxed,
+                   "beneath": self.ws.beneath})
+        os.dup2(self.null, 2)
+        return True
+
+    def spawn_interp(self, first=True):
+        if self.lang == "shell":
+            env = dict(os.environ)
+            self.interp = ShellInterp(self.shell, self.workspace, self.limits, env)
+        else:
+            from .zygote import SAGE_WARMUPS
+            warm = SAGE_WARMUPS if self.lang == "sage" and first and self.import_error is None else ()
+            glb = None if self.pristine is None else dict(self.pristine)
+            self.interp = PyInterp(self.lang, glb, self.workspace, self.limits, warm)
+        self.interp.start()
+        self.st_buf = b""
+
+    def shell_ready(self):
+        """Wait for the shell's first status line: it runs and is bash."""
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            r, _, _ = select.select([self.interp.st_r], [], [], 0.1)
+            if r:
+                line = self.read_status()
+                if line is None:
+                    break
+                for ln in line:
+                    if ln.startswith(b"ready ") and ln != b"ready none":
+                        return True
+                    sys.stderr.write("sagebox session: %s is not bash: shell sessions need bash\n" % self.shell)
+                    return False
+        sys.stderr.write("sagebox session: the shell %s did not start\n" % self.shell)
+        return False
+
+    def kill_interp(self):
+        """SIGKILL the interpreter, its group and every process of its
+        session (a job runs in a session of its own and is spared)."""
+        it = self.interp
+        if it is None or it.pid <= 0:
+            return
+        victims = {it.pid} | procs.in_session(it.pid)
+        jobs = {j.pid for j in self.jobs.values() if j.pid}
+        for p in victims:
+            # a shell job is its own process group in the shell's session
+            if p > 1 and p != os.getpid() and (p == it.pid or procs.group_of(p) not in jobs):
+                try:
+                    os.kill(p, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        try:
+            os.waitpid(it.pid, 0)
+        except ChildProcessError:
+            pass
+        self.procs.reaped.pop(it.pid, None)
+        it.close()
+        self.interp = None
+
+    def restart(self, why):
+        self.kill_interp()
+        self.spawn_interp(first=False)
+        if self.lang == "shell" and not self.shell_ready():
+            raise RuntimeError("the shell could not be restarted")
+        return why
+
+    def read_status(self):
+        """Complete status lines waiting on the status pipe; None at EOF."""
+        try:
+            b = os.read(self.interp.st_r, 4096)
+        except BlockingIOError:
+            return []
+        if not b:
+            return None
+        self.st_buf += b
+        *lines, self.st_buf = self.st_buf.split(b"\n")
+        if len(self.st_buf) > STATUS_LINE_MAX:
+            return None
+        return lines
+
+    # -- output
+    def relay(self, fd, stream, jid):
+        """Move what waits on fd to the host as out frames (or drop it:
+        output between calls belongs to no call). Returns False at EOF."""
+        for _ in range(16):
+            try:
+                b = os.read(fd, CHUNK)
+            except BlockingIOError:
+                return True
+            if not b:
+                return False
+            if jid is not None:
+                self.send({"type": "out", "id": jid, "stream": stream}, b)
+        return True
+
+    def drain_interp(self):
+        it = self.interp
+        cid = self.call["id"] if self.call else None
+        for fd, name in ((it.out_r, "stdout"), (it.err_r, "stderr")):
+            while fd >= 0 and self.relay(fd, name, cid):
+                if not pending(fd):
+                    break
+
+    def finish_call(self, exit_code, sig=0, restarted=None):
+        self.drain_interp() if self.interp else None
+        c = self.call
+        self.call = None
+        done = {"type": "done", "id": c["id"], "exit_code": exit_code, "signal": sig,
+                "interrupted": c["interrupted"], "restarted": restarted is not None}
+        if restarted:
+            done["reason"] = restarted
+        self.send(done)
+
+    def on_interp_gone(self, status):
+        """The interpreter ended (exit, exit(), a signal, the OOM killer)."""
+        code, sig = split_status(status)
+        how = ("exited with status %d" % code) if sig == 0 else ("was killed by signal %d" % sig)
+        what = "shell" if self.lang == "shell" else "interpreter"
+        if self.call is not None:
+            self.drain_interp()
+            self.interp.close()
+            self.interp = None
+            why = self.restart("the session's %s %s" % (what, how))
+            self.finish_call(code if sig == 0 else -1, sig, why)
+        else:
+            self.lost = self.restart("the session's %s %s between calls" % (what, how))
+
+    # -- requests
+    def on_frame(self, hdr):
+        t = hdr.get("type")
+        rid = hdr.get("id")
+        if not isinstance(rid, int):
+            raise Malformed("a frame without an integer id")
+        if t == "run":
+            self.on_run(rid, hdr)
+        elif t == "interrupt":
+            if self.call and self.call["id"] == rid:
+                self.call["interrupted"] = True
+                self.interp.interrupt()
+        elif t == "kill":
+            if self.call and self.call["id"] == rid:
+                why = self.restart("the code did not stop when interrupted, so the session's interpreter "
+                                   "was restarted")
+                self.finish_call(-1, signal.SIGKILL, why)
+        elif t == "reset":
+            self.reply_after(rid, lambda: (self.restart("reset"), {})[1])
+        elif t == "job":
+            self.on_job(rid, hdr)
+        elif t == "jobkill":
+            j = self.jobs.get(rid)
+            if j:
+                self.kill_job(j)
+        elif t == "write":
+            data = self.ch.exact(int(hdr["code_bytes"]))
+            self.reply_after(rid, lambda: dict(zip(("path", "bytes"), self.ws.write(hdr.get("path"), data,
+                                                                                  bool(hdr.get("append"))))))
+        elif t == "read":
+            self.reply_after(rid, lambda: self.read_file(rid, hdr))
+        elif t == "list":
+            self.reply_after(rid, lambda: dict(zip(("path", "entries", "cut"), self.ws.list(hdr.get("path")))))
+        elif t == "stat":
+            self.reply_after(rid, self.stat)
+        else:
+            raise Malformed("unexpected frame %r" % (t,))
+
+    def reply_after(self, rid, fn):
+        try:
+            r = fn()
+            r.update({"type": "reply", "id": rid, "ok": True})
+        except files.PathError as e:
+            r = {"type": "reply", "id": rid, "ok": False, "error": str(e),
+                 "full": isinstance(e, files.WorkspaceFull)}
+        self.send(r)
+
+    def on_run(self, rid, hdr):
+        code = self.ch.exact(int(hdr["code_bytes"]))
+        if self.call is not None:
+            raise Malformed("a run frame while a call runs")
+        self.call = {"id": rid, "interrupted": False}
+        lost, self.lost = self.lost, None
+        if lost:
+            msg = ("sagebox: note: %s; it was restarted, so the session's variables from before are gone "
+                   "(files in %s are kept)\n" % (lost, files.WORKSPACE))
+            self.send({"type": "out", "id": rid, "stream": "stderr"}, msg.encode())
+        if self.lang == "shell":
+            path = os.path.join(self.private, "cell.sh")
+            with open(path, "wb") as f:
+                f.write(code)
+            self.interp.run(path)
+        else:
+            try:
+                self.interp.send({"op": "run", "lang": hdr.get("lang")}, code)
+            except BrokenPipeError:
+                pass  # it died: its status says how (on_interp_gone)
+
+    def on_job(self, rid, hdr):
+        code = self.ch.exact(int(hdr["code_bytes"]))
+        if self.call is not None or rid in self.jobs:
+            self.send({"type": "reply", "id": rid, "ok": False, "error": "the session is busy"})
+            return
+        out_p = os.path.join(self.private, "job-%d.out" % rid)
+        err_p = os.path.join(self.private, "job-%d.err" % rid)
+        fds = {}
+        for p, name in ((out_p, "stdout"), (err_p, "stderr")):
+            os.mkfifo(p, 0o600)
+            # Read ends first, non-blocking: the job's open for writing
+            # then never blocks.
+            fds[os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)] = name
+        self.jobs[rid] = Job(rid, out_p, err_p, fds)
+        if self.lang == "shell":
+            path = os.path.join(self.private, "job-%d.sh" % rid)
+            with open(path, "wb") as f:
+                f.write(code)
+            self.interp.job(rid, path, out_p, err_p)
+        else:
+            self.interp.send({"op": "job", "id": rid, "lang": hdr.get("lang"), "out": out_p, "err": err_p}, code)
+
+    def on_status_line(self, line):
+        parts = line.split()
+        if len(parts) == 2 and parts[0] == b"done" and parts[1].isdigit() and self.call is not None:
+            self.finish_call(int(parts[1]) & 0xff)
+        elif len(parts) == 3 and parts[0] == b"job" and parts[1].isdigit() and parts[2].isdigit():
+            j = self.jobs.get(int(parts[1]))
+            if j is not None and j.pid is None:
+                j.pid = int(parts[2])
+                self.send({"type": "started", "id": j.id})
+        # anything else: the session's own code wrote there; ignored
+
+    # -- jobs
+    def kill_job(self, j):
+        j.killed = True
+        if j.pid is None:
+            return
+        for p in {j.pid} | procs.in_session(j.pid) | procs.in_group(j.pid):
+            if p > 1 and p != os.getpid() and (self.interp is None or p != self.interp.pid):
+                try:
+                    os.kill(p, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+
+    def check_jobs(self, now):
+        for j in list(self.jobs.values()):
+            if j.status is None and j.pid is not None and j.pid in self.procs.reaped:
+                j.status = self.procs.reaped.pop(j.pid)
+                j.ended_at = now
+            if j.status is not None and j.streams and now >= j.ended_at + JOB_EXIT_GRACE:
+                self.kill_job(j)  # its leftovers held the output open
+                for fd in list(j.streams):
+                    self.relay(fd, j.streams[fd], j.id)
+                    os.close(fd)
+                    del j.streams[fd]
+            if j.status is not None and not j.streams:
+                for p in j.paths:
+                    try:
+                        os.unlink(p)
+                    except OSError:
+                        pass
+                del self.jobs[j.id]
+                code, sig = split_status(j.status)
+                self.send({"type": "done", "id": j.id, "exit_code": code, "signal": sig, "killed": j.killed})
+
+    # -- files
+    def read_file(self, rid, hdr):
+        fd, st, parts = self.ws.open_read(hdr.get("path"))
+        try:
+            off = max(0, int(hdr.get("offset") or 0))
+            left = max(0, int(hdr.get("length") or 0))
+            while left > 0:
+                b = os.pread(fd, min(CHUNK, left), off)
+                if not b:
+                    break
+                self.send({"type": "data", "id": rid}, b)
+                off += len(b)
+                left -= len(b)
+        finally:
+            os.close(fd)
+        return {"path": files.shown(parts), "size": st.st_size, "mtime": int(st.st_mtime)}
+
+    def stat(self):
+        out = {"rss_bytes": 0, "private_bytes": 0}
+        if self.interp is not None:
+            from . import memory
+            out["rss_bytes"] = memory.status_kib("VmRSS", self.interp.pid) * 1024
+            out["private_bytes"] = memory.private_kib(self.interp.pid) * 1024
+        return out
+
+    # -- the loop
+    def serve(self):
+        while True:
+            it = self.interp
+            fds = {self.ch.rfd: "ch", self.wake_r: "wake", it.st_r: "st", it.out_r: "out", it.err_r: "err"}
+            for j in self.jobs.values():
+                for fd in j.streams:
+                    fds[fd] = j
+            timeout = None
+            if any(j.status is not None for j in self.jobs.values()):
+                timeout = JOB_EXIT_GRACE / 2
+            try:
+                ready = poll(fds, timeout)
+            except InterruptedError:
+                continue
+            for fd, ev in ready:
+                what = fds[fd]
+                if what == "ch":
+                    try:
+                        hdr, _ = self.ch.recv()
+                    except EOFError:
+                        return 0
+                    self.on_frame(hdr)
+                elif what == "wake":
+                    try:
+                        os.read(self.wake_r, 4096)
+                    except BlockingIOError:
+                        pass
+                    self.procs.reap()
+                    if self.interp is not None and self.interp.pid in self.procs.reaped:
+                        self.on_interp_gone(self.procs.reaped.pop(self.interp.pid))
+                elif what == "st" and it is self.interp:
+                    lines = self.read_status()
+                    if lines is None:
+                        self.on_status_eof()
+                    else:
+                        for line in lines:
+                            self.on_status_line(line)
+                elif what in ("out", "err") and it is self.interp:
+                    cid = self.call["id"] if self.call else None
+                    self.relay(fd, "stdout" if what == "out" else "stderr", cid)
+                elif isinstance(what, Job) and what.id in self.jobs and fd in what.streams:
+                    if not self.relay(fd, what.streams[fd], what.id):
+                        os.close(fd)
+                        del what.streams[fd]
+                if self.interp is not it:
+                    break  # restarted: its fds are gone
+            self.check_jobs(time.monotonic())
+
+    def on_status_eof(self):
+        """The status pipe closed: the interpreter exited (its status says
+        how), or its code closed the pipe (then it can never report, and
+        is restarted)."""
+        pid = self.interp.pid
+        for _ in range(200):
+            self.procs.reap()
+            if pid in self.procs.reaped:
+                self.on_interp_gone(self.procs.reaped.pop(pid))
+                return
+            time.sleep(0.001)
+        self.kill_interp_and_report("the session's %s closed its status pipe" % self.lang)
+
+    def kill_interp_and_report(self, why):
+        if self.call is not None:
+            self.drain_interp()
+            why = self.restart(why)
+            self.finish_call(-1, signal.SIGKILL, why)
+        else:
+            self.lost = self.restart(why)
+
+    def shutdown(self):
+        """The host closed the channel: the session ends. Everything in it
+        dies (the sandbox's own pid namespace makes that the kernel's job
+        too; on the host backend only our descendants are ours)."""
+        self.kill_interp()
+        self.procs.sweep([])
+        import shutil
+        shutil.rmtree(self.private, ignore_errors=True)
+        if not self.sandboxed:
+            shutil.rmtree(self.workspace, ignore_errors=True)
+
+
+def poll(fds, timeout):
+    p = select.poll()
+    for fd in fds:
+        if fd >= 0:
+            p.register(fd, select.POLLIN)
+    return p.poll(None if timeout is None else int(timeout * 1000) + 1)
+
+
+def pending(fd):
+    from .channel import pending as p
+    try:
+        return p(fd)
+    except OSError:
+        return 0
+
+
+def split_status(status):
+    if os.WIFEXITED(status):
+        return os.WEXITSTATUS(status), 0
+    if os.WIFSIGNALED(status):
+        return -1, os.WTERMSIG(status)
+    return -1, 0
+
+
+def run_session(lang, shell, own_pidns, workspace, limits_json):
+    if lang not in ("sage", "python", "shell"):
+        sys.stderr.write("sagebox session: unknown language %r\n" % lang)
+        return 125
+    # What the interpreter needs is imported here, once.
+    import ast, atexit, ctypes, linecache, resource, shutil, struct, tempfile, termios, threading  # noqa
+    import traceback  # noqa: F401
+    try:
+        limits = json.loads(limits_json)
+    except ValueError:
+        limits = {}
+    c = Controller(lang, shell, own_pidns, workspace, limits)
+    try:
+        if not c.start():
+            return 3
+        return c.serve()
+    except BaseException:
+        import traceback
+        os.write(c.diag, ("sagebox session: " + traceback.format_exc()).encode("utf-8", "replace"))
+        return 3
+    finally:
+        try:
+            c.shutdown()
+        except BaseException:
+            pass
