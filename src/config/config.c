@@ -6,10 +6,12 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "sandbox/registry.h"
 
-enum kind { K_UINT, K_CPUS, K_MEMORY, K_OUTPUT_KIB, K_BACKEND, K_ISOLATION, K_PATH, K_IMAGE, K_NAME };
+enum kind { K_UINT, K_CPUS, K_MEMORY, K_OUTPUT_KIB, K_BACKEND, K_ISOLATION, K_PATH, K_IMAGE, K_NAME, K_SIZE, K_SHARE, K_DIR };
 
 struct setting {
 	const char *key;     /* config file key; the flag is --key with _ as - */
@@ -43,6 +45,13 @@ static const struct setting settings[] = {
 	{"worker_max_jobs", K_UINT, "1-100000", "recycle a warm worker after this many jobs", 1, 100000, F(worker_max_jobs)},
 	{"worker_max_minutes", K_UINT, "1-1440", "recycle a warm worker after this many minutes", 1, 1440, F(worker_max_minutes)},
 	{"max_concurrent", K_UINT, "1-32", "jobs running at once", 1, 32, F(max_concurrent)},
+	{"max_sessions", K_UINT, "0-32 (0: sessions off)", "open sessions per client", 0, 32, F(max_sessions)},
+	{"session_idle_minutes", K_UINT, "1-1440", "a session unused this long is closed", 1, 1440, F(session_idle_minutes)},
+	{"workspace_size", K_SIZE, "1m-16g (k, m, g)", "size of a session's /work (a tmpfs)", 0, 0, F(workspace_size)},
+	{"job_timeout", K_UINT, "1-86400 (seconds)", "the longest a background job may run", 1, 86400, F(job_timeout_s)},
+	{"max_jobs", K_UINT, "0-32 (0: jobs off)", "running background jobs per client", 0, 32, F(max_jobs)},
+	{"share", K_SHARE, "comma-separated host directories, empty for none", "shared READ-ONLY with every sandbox at /data/NAME: the code can read them", 0, 0, F(share)},
+	{"export_dir", K_DIR, "a host directory, empty for off", "file_export copies workspace files here (new names, never overwriting)", 0, 0, F(export_dir)},
 };
 #define N_SETTINGS (sizeof settings / sizeof settings[0])
 
@@ -74,6 +83,12 @@ void sb_config_defaults(struct sb_config *cfg)
 	cfg->worker_max_jobs = 1000;
 	cfg->worker_max_minutes = 60;
 	cfg->max_concurrent = 4;
+	cfg->max_sessions = 4;
+	cfg->session_idle_minutes = 30;
+	snprintf(cfg->workspace_size, sizeof cfg->workspace_size, "256m");
+	cfg->workspace_bytes = 256ull << 20;
+	cfg->job_timeout_s = 3600;
+	cfg->max_jobs = 4;
 }
 
 static const struct setting *find(const char *key)
@@ -111,6 +126,85 @@ static bool has_control_or_space(const char *v)
 		if (*p <= 0x20 || *p == 0x7f)
 			return true;
 	return false;
+}
+
+/* "512k", "256m", "2g", "1048576": bytes, within [1m, 16g]. */
+static int parse_size(const char *v, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	if (!isdigit((unsigned char)*v))
+		return -1;
+	unsigned long long n = strtoull(v, &end, 10);
+	unsigned shift = 0;
+	if (*end && !end[1])
+		shift = tolower((unsigned char)*end) == 'k' ? 10 : tolower((unsigned char)*end) == 'm' ? 20
+			: tolower((unsigned char)*end) == 'g' ? 30 : 64;
+	else if (*end)
+		return -1;
+	if (errno || shift == 64 || n > (16ull << 30) >> shift)
+		return -1;
+	n <<= shift;
+	if (n < (1ull << 20) || n > (16ull << 30))
+		return -1;
+	*out = n;
+	return 0;
+}
+
+/* An existing host directory, resolved. Shared paths end up in mount
+ * options and podman's --mount list: no ',' ':' or control characters. */
+static const char *host_dir(const char *v, char *real)
+{
+	if (v[0] != '/')
+		return "must be an absolute path";
+	if (strpbrk(v, ",:") || has_control_or_space(v))
+		return "must not contain ',', ':', spaces or control characters";
+	struct stat st;
+	if (!realpath(v, real) || stat(real, &st) != 0)
+		return "does not exist";
+	if (!S_ISDIR(st.st_mode))
+		return "is not a directory";
+	if (strpbrk(real, ",:") || has_control_or_space(real))
+		return "resolves to a path with ',', ':', spaces or control characters";
+	return NULL;
+}
+
+/* share: each directory, resolved, with a name of its own under /data. */
+static int set_shares(struct sb_config *cfg, const struct setting *s, const char *value, const char *origin,
+		      struct sb_error *err)
+{
+	char list[sizeof cfg->share], real[PATH_MAX];
+	if (strlen(value) >= sizeof list)
+		return bad(err, s, origin, value, "too long");
+	snprintf(list, sizeof list, "%s", value);
+	unsigned n = 0;
+	char dirs[SB_SHARES_MAX][PATH_MAX];
+	char *save = NULL;
+	for (char *d = strtok_r(list, ",", &save); d; d = strtok_r(NULL, ",", &save)) {
+		if (!*d)
+			continue;
+		if (n == SB_SHARES_MAX)
+			return bad(err, s, origin, value, "more than 8 directories");
+		const char *why = host_dir(d, real);
+		if (!why && !strcmp(real, "/"))
+			why = "is the root directory";
+		if (why) {
+			sb_fail(err, "%s: invalid share '%s': %s", origin, d, why);
+			return sb_hint(err, "share takes existing host directories, comma-separated, e.g. "
+					    "/home/me/papers,/srv/data");
+		}
+		for (unsigned i = 0; i < n; i++)
+			if (!strcmp(strrchr(dirs[i], '/'), strrchr(real, '/'))) {
+				sb_fail(err, "%s: invalid share '%s': another shared directory has the same name %s", origin,
+					value, strrchr(real, '/') + 1);
+				return sb_hint(err, "each shared directory appears as /data/NAME: give them different names");
+			}
+		snprintf(dirs[n++], PATH_MAX, "%s", real);
+	}
+	memcpy(cfg->shares, dirs, sizeof dirs);
+	cfg->n_shares = n;
+	snprintf(cfg->share, sizeof cfg->share, "%s", value);
+	return 0;
 }
 
 int sb_config_set(struct sb_config *cfg, const char *key, const char *value, const char *origin,
@@ -153,6 +247,25 @@ int sb_config_set(struct sb_config *cfg, const char *key, const char *value, con
 			return bad(err, s, origin, value, NULL);
 		/* low is one of sb_memory_values here, so it fits. */
 		memcpy(cfg->limits.memory, low, strlen(low) + 1);
+		return 0;
+	}
+	case K_SIZE: {
+		uint64_t b;
+		if (parse_size(value, &b) || strlen(value) >= s->size)
+			return bad(err, s, origin, value, "not a size in range");
+		cfg->workspace_bytes = b;
+		break;
+	}
+	case K_SHARE:
+		return set_shares(cfg, s, value, origin, err);
+	case K_DIR: {
+		char real[PATH_MAX];
+		const char *why = *value ? host_dir(value, real) : NULL;
+		if (!why && *value && access(real, W_OK | X_OK) != 0)
+			why = "is not writable";
+		if (why)
+			return bad(err, s, origin, value, why);
+		snprintf(field, s->size, "%s", *value ? real : "");
 		return 0;
 	}
 	case K_BACKEND:
@@ -337,7 +450,7 @@ void sb_config_print_help(FILE *out)
 	json_decref(dj);
 }
 
-json_t *sb_config_to_json(const struct sb_config *c)
+static json_t *base_json(const struct sb_config *c)
 {
 	return json_pack("{s:s, s:s, s:I, s:s, s:f, s:I, s:I, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:s?}",
 			 "backend", c->backend, "isolation", sb_isolation_name(c->isolation),
@@ -349,4 +462,18 @@ json_t *sb_config_to_json(const struct sb_config *c)
 			 (json_int_t)c->pool_size, "worker_max_jobs", (json_int_t)c->worker_max_jobs,
 			 "worker_max_minutes", (json_int_t)c->worker_max_minutes, "max_concurrent",
 			 (json_int_t)c->max_concurrent, "config_file", c->config_path[0] ? c->config_path : NULL);
+}
+
+json_t *sb_config_to_json(const struct sb_config *c)
+{
+	json_t *o = base_json(c);
+	json_t *shares = json_array();
+	for (unsigned i = 0; i < c->n_shares; i++)
+		json_array_append_new(shares, json_string(c->shares[i]));
+	json_object_update_new(o, json_pack("{s:I, s:I, s:s, s:I, s:I, s:o, s:s}", "max_sessions",
+					    (json_int_t)c->max_sessions, "session_idle_minutes",
+					    (json_int_t)c->session_idle_minutes, "workspace_size", c->workspace_size,
+					    "job_timeout", (json_int_t)c->job_timeout_s, "max_jobs", (json_int_t)c->max_jobs,
+					    "share", shares, "export_dir", c->export_dir));
+	return o;
 }

@@ -9,6 +9,7 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -16,6 +17,10 @@
 #include "util/error.h"
 
 enum sb_isolation { SB_ISOLATION_WARM, SB_ISOLATION_FRESH };
+
+/* Host directories shared read-only with every sandbox (`share`). */
+#define SB_SHARES_MAX 8
+#define SB_SHARE_MOUNT "/data" /* each appears as /data/<its last component> */
 
 struct sb_config {
 	struct sb_limits limits;       /* defaults for each job; timeout = default timeout */
@@ -33,6 +38,17 @@ struct sb_config {
 	unsigned worker_max_jobs;      /* recycle a worker after this many jobs */
 	unsigned worker_max_minutes;   /* ... or after this many minutes */
 	unsigned max_concurrent;       /* jobs running at once */
+	/* Sessions and background jobs (issue 10). */
+	unsigned max_sessions;         /* open sessions per client; 0: sessions off */
+	unsigned session_idle_minutes; /* a session unused this long is closed */
+	char workspace_size[16];       /* a session's /work tmpfs, "256m" */
+	uint64_t workspace_bytes;      /* the same, in bytes */
+	unsigned job_timeout_s;        /* the longest a background job may run */
+	unsigned max_jobs;             /* running background jobs per client; 0: jobs off */
+	char share[1024];              /* the setting as given (comma-separated), "" none */
+	char shares[SB_SHARES_MAX][PATH_MAX]; /* ... each resolved (realpath) */
+	unsigned n_shares;
+	char export_dir[PATH_MAX];     /* file_export copies here (resolved); "" off */
 	char config_path[PATH_MAX];    /* the file that was read, or empty */
 };
 

@@ -100,6 +100,52 @@ int main(void)
 	char *env4[] = {"XDG_CONFIG_HOME=/nonexistent", NULL};
 	CHECK(sb_config_load(&cfg, NULL, env4, &err) == 0);
 
+	/* Sessions' settings (issue 10): ranges, sizes, shares, export_dir. */
+	sb_config_defaults(&cfg);
+	CHECK(cfg.max_sessions == 4 && cfg.session_idle_minutes == 30 && cfg.job_timeout_s == 3600 &&
+	      cfg.max_jobs == 4 && cfg.workspace_bytes == 256ull << 20 && cfg.n_shares == 0 && !cfg.export_dir[0]);
+	CHECK(sb_config_set(&cfg, "max_sessions", "0", "x", &err) == 0 && cfg.max_sessions == 0);
+	CHECK(sb_config_set(&cfg, "max_sessions", "33", "--max-sessions", &err) == -1);
+	CHECK_STR_CONTAINS(err.msg, "--max-sessions");
+	CHECK_STR_CONTAINS(err.hint, "0-32");
+	CHECK(sb_config_set(&cfg, "session_idle_minutes", "0", "x", &err) == -1);
+	CHECK(sb_config_set(&cfg, "job_timeout", "86400", "x", &err) == 0 && cfg.job_timeout_s == 86400);
+	CHECK(sb_config_set(&cfg, "job_timeout", "86401", "x", &err) == -1);
+	CHECK(sb_config_set(&cfg, "workspace_size", "1G", "x", &err) == 0 && cfg.workspace_bytes == 1ull << 30);
+	CHECK(sb_config_set(&cfg, "workspace_size", "1048576", "x", &err) == 0 && cfg.workspace_bytes == 1ull << 20);
+	CHECK(sb_config_set(&cfg, "workspace_size", "17g", "x", &err) == -1);
+	CHECK(sb_config_set(&cfg, "workspace_size", "512k", "x", &err) == -1);
+	CHECK(sb_config_set(&cfg, "workspace_size", "1t", "x", &err) == -1);
+	CHECK(sb_config_set(&cfg, "workspace_size", "99999999999999999999g", "x", &err) == -1);
+	CHECK(!strcmp(sb_config_key_for_flag("--session-idle-minutes"), "session_idle_minutes"));
+	char d1[300], d2[300], d3[300];
+	snprintf(d1, sizeof d1, "%s/papers", dir);
+	snprintf(d2, sizeof d2, "%s/more", dir);
+	snprintf(d3, sizeof d3, "%s/more/papers", dir);
+	mkdir(d1, 0755);
+	mkdir(d2, 0755);
+	mkdir(d3, 0755);
+	char list[700];
+	snprintf(list, sizeof list, "%s,%s", d1, d2);
+	CHECK(sb_config_set(&cfg, "share", list, "x", &err) == 0 && cfg.n_shares == 2);
+	CHECK(!strcmp(cfg.shares[0], d1) && !strcmp(cfg.shares[1], d2));
+	snprintf(list, sizeof list, "%s,%s", d1, d3);
+	CHECK(sb_config_set(&cfg, "share", list, "--share", &err) == -1);
+	CHECK_STR_CONTAINS(err.msg, "same name");
+	CHECK(sb_config_set(&cfg, "share", "relative/dir", "x", &err) == -1);
+	CHECK(sb_config_set(&cfg, "share", "/nonexistent/dir", "x", &err) == -1);
+	CHECK_STR_CONTAINS(err.msg, "does not exist");
+	CHECK(sb_config_set(&cfg, "share", "/", "x", &err) == -1);
+	CHECK(sb_config_set(&cfg, "share", "/etc/passwd", "x", &err) == -1);
+	CHECK_STR_CONTAINS(err.msg, "not a directory");
+	CHECK(sb_config_set(&cfg, "share", "", "x", &err) == 0 && cfg.n_shares == 0);
+	CHECK(sb_config_set(&cfg, "export_dir", d2, "x", &err) == 0 && !strcmp(cfg.export_dir, d2));
+	CHECK(sb_config_set(&cfg, "export_dir", "/nonexistent", "x", &err) == -1);
+	CHECK(sb_config_set(&cfg, "export_dir", "", "x", &err) == 0 && !cfg.export_dir[0]);
+	rmdir(d3);
+	rmdir(d2);
+	rmdir(d1);
+
 	unlink(path);
 	rmdir(sub);
 	snprintf(path, sizeof path, "%s/config.ini", dir);
