@@ -85,6 +85,10 @@ static json_t *line_head(const char *event, const struct sb_audit_record *r)
 			      r->client ? r->client : "", "tool", r->tool);
 	if (r->client_info && r->client_info[0])
 		json_object_set_new(o, "client_info", json_string(r->client_info));
+	if (r->session[0])
+		json_object_set_new(o, "session", json_string(r->session));
+	if (r->job[0])
+		json_object_set_new(o, "job", json_string(r->job));
 	if (r->code) {
 		json_object_set_new(o, "code_sha256", json_string(r->code_sha256));
 		json_object_set_new(o, "code_bytes", json_integer((json_int_t)r->code_len));

@@ -148,6 +148,12 @@ static void audit_head(const struct call *k, struct sb_audit_record *rec)
 	rec->code = code ? sb_tool_arg_text(k->args, code->name, &rec->code_len) : NULL;
 	if (rec->code)
 		rec->code_chars = sb_utf8_count(rec->code, rec->code_len);
+	/* Handles a call names (checked text: no NUL), so that the log ties
+	 * calls to their sessions and jobs. */
+	const char *sid = json_string_value(json_object_get(k->args, "session_id"));
+	const char *jid = json_string_value(json_object_get(k->args, "job_id"));
+	snprintf(rec->session, sizeof rec->session, "%s", sid ? sid : "");
+	snprintf(rec->job, sizeof rec->job, "%s", jid ? jid : "");
 }
 
 static void run_call(struct sb_calls *c, struct call *k)

@@ -31,3 +31,20 @@ void sb_command_worker(const struct sb_config *cfg, const char *kind, bool own_p
 	argv[i++] = warm_mib;
 	argv[i] = NULL;
 }
+
+void sb_command_session(const struct sb_config *cfg, enum sb_lang lang, bool own_pidns, const char *workspace,
+			const char *limits_json, const char *argv[12])
+{
+	int i = 0;
+	argv[i++] = cfg->python;
+	argv[i++] = "-I"; /* as above */
+	argv[i++] = "-c";
+	argv[i++] = sb_driver_py;
+	argv[i++] = "session";
+	argv[i++] = sb_lang_name(lang);
+	argv[i++] = cfg->shell;
+	argv[i++] = own_pidns ? "1" : "0";
+	argv[i++] = workspace;
+	argv[i++] = limits_json;
+	argv[i] = NULL;
+}

@@ -22,4 +22,12 @@ void sb_command_once(const struct sb_config *cfg, enum sb_lang lang, const char 
 void sb_command_worker(const struct sb_config *cfg, const char *kind, bool own_pidns, const char *warm_mib,
 		       const char *argv_out[12]);
 
+/* argv for a session's sandbox (the driver's session controller, which
+ * starts the session's interpreter: lang's). workspace: the session's
+ * working directory inside ("/work"), or "-" for the command's own (the
+ * host backend). limits_json: the job limits the interpreter applies to
+ * itself. out must hold 12 entries; the strings must outlive the argv. */
+void sb_command_session(const struct sb_config *cfg, enum sb_lang lang, bool own_pidns, const char *workspace,
+			const char *limits_json, const char *argv_out[12]);
+
 #endif

@@ -1,11 +1,13 @@
 #include "runner/runner.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "runner/capture.h"
 #include "runner/fresh.h"
 #include "runner/pool.h"
+#include "runner/sessions.h"
 #include "runner/warm.h"
 #include "sandbox/sandbox.h"
 
@@ -14,6 +16,8 @@ struct sb_runner {
 	struct sb_backend *backend;
 	struct sb_error backend_err; /* why no backend, when backend is NULL */
 	struct sb_pool *pool;        /* warm isolation only */
+	pthread_mutex_t sessions_lock;
+	struct sb_sessions *sessions; /* made at first use */
 };
 
 struct sb_runner *sb_runner_new(const struct sb_config *cfg, struct sb_error *err)
@@ -24,6 +28,7 @@ struct sb_runner *sb_runner_new(const struct sb_config *cfg, struct sb_error *er
 		return NULL;
 	}
 	r->cfg = *cfg;
+	pthread_mutex_init(&r->sessions_lock, NULL);
 	/* A missing backend is not fatal here: status must still be able to
 	 * say what is wrong, and each job reports it as a sandbox error. */
 	r->backend = sb_backend_open(&r->cfg, &r->backend_err);
@@ -43,6 +48,9 @@ void sb_runner_free(struct sb_runner *r)
 {
 	if (!r)
 		return;
+	/* Sessions and jobs end first: nothing of them outlives sagebox. */
+	sb_sessions_free(r->sessions);
+	pthread_mutex_destroy(&r->sessions_lock);
 	sb_pool_free(r->pool);
 	sb_backend_close(r->backend);
 	free(r);
@@ -52,6 +60,22 @@ void sb_runner_prestart(struct sb_runner *r, enum sb_lang lang)
 {
 	if (r->pool)
 		sb_pool_prestart(r->pool, lang);
+}
+
+struct sb_sessions *sb_runner_sessions(struct sb_runner *r, struct sb_error *err)
+{
+	if (!r->backend) {
+		*err = r->backend_err;
+		return NULL;
+	}
+	pthread_mutex_lock(&r->sessions_lock);
+	if (!r->sessions)
+		r->sessions = sb_sessions_new(&r->cfg, r->backend);
+	struct sb_sessions *ss = r->sessions;
+	pthread_mutex_unlock(&r->sessions_lock);
+	if (!ss)
+		sb_fail(err, "out of memory");
+	return ss;
 }
 
 const struct sb_config *sb_runner_config(const struct sb_runner *r)

@@ -61,6 +61,11 @@ int sb_runner_run(struct sb_runner *r, const struct sb_job *job, const struct sb
 int sb_runner_run_sink(struct sb_runner *r, const struct sb_job *job, const struct sb_run_hooks *hooks,
 		       struct sb_sink *sink, struct sb_result *res);
 
+/* The sessions and background jobs (runner/sessions.h), started at first
+ * use; NULL with err when there is no usable backend. */
+struct sb_sessions;
+struct sb_sessions *sb_runner_sessions(struct sb_runner *r, struct sb_error *err);
+
 /* Status of the backend and the runner, never running user code. */
 json_t *sb_runner_status(struct sb_runner *r);
 

@@ -58,6 +58,7 @@ struct sb_worker *sb_worker_new(enum sb_wkind kind, const struct sb_limits *job_
 	w->sb = (struct sb_sandbox){.pid = -1, .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1};
 	w->pidfd = -1;
 	sb_wp_reader_init(&w->rd);
+	snprintf(w->role, sizeof w->role, "the warm %s worker", sb_wkind_name(kind));
 	return w;
 }
 
@@ -72,8 +73,14 @@ int sb_worker_spawn(struct sb_worker *w, const struct sb_config *cfg, const stru
 	/* The backstop: recycled by then, plus the longest job and a minute. */
 	struct sb_sandbox_req req = {.argv = argv, .limits = &w->sb_limits,
 				     .lifetime_s = cfg->worker_max_minutes * 60u + SB_TIMEOUT_MAX_S + sb_sup_policy.lifetime_margin_s};
+	return sb_worker_spawn_req(w, be, &req, err);
+}
+
+int sb_worker_spawn_req(struct sb_worker *w, const struct sb_backend *be, const struct sb_sandbox_req *req,
+			struct sb_error *err)
+{
 	w->spawned_ms = sb_now_ms();
-	if (sb_spawn_piped(be, &req, &w->sb, &w->pidfd, err))
+	if (sb_spawn_piped(be, req, &w->sb, &w->pidfd, err))
 		return -1;
 	w->spawned = true;
 	return 0;
@@ -173,12 +180,12 @@ int sb_worker_wait_ready(struct sb_worker *w, struct sb_error *err)
 		int r = sb_wp_reader_next(&w->rd, &f, why, sizeof why);
 		if (r < 0) {
 			sb_worker_kill(w);
-			return sb_fail(err, "the warm worker broke the protocol while starting: %s", why);
+			return sb_fail(err, "%s broke the protocol while starting: %s", w->role, why);
 		}
 		if (r > 0) {
 			if (f.type != SB_WP_READY) {
 				sb_worker_kill(w);
-				return sb_fail(err, "the warm worker sent a frame before it was ready");
+				return sb_fail(err, "%s sent a frame before it was ready", w->role);
 			}
 			w->ready = json_incref(f.hdr);
 			json_int_t pid = json_integer_value(json_object_get(f.hdr, "pid"));
@@ -189,13 +196,13 @@ int sb_worker_wait_ready(struct sb_worker *w, struct sb_error *err)
 		uint64_t now = sb_now_ms();
 		if (now >= deadline) {
 			sb_worker_kill(w);
-			return sb_fail(err, "the warm worker was not ready after %d s", READY_TIMEOUT_MS / 1000);
+			return sb_fail(err, "%s was not ready after %d s", w->role, READY_TIMEOUT_MS / 1000);
 		}
 		if (w->sb.stdout_fd < 0) {
 			char how[600];
 			sb_worker_died_how(w, how, sizeof how);
 			sb_worker_kill(w);
-			sb_fail(err, "the warm %s worker exited while starting (%s)", sb_wkind_name(w->kind), how);
+			sb_fail(err, "%s exited while starting (%s)", w->role, how);
 			return sb_hint(err, "run 'sagebox status' and 'sagebox run --isolation fresh' to see whether the "
 					    "sandbox itself works");
 		}

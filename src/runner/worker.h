@@ -51,6 +51,7 @@ struct sb_worker {
 	int64_t next_id;
 	char pid_inside[24];
 	char budget[24];              /* argv string: MiB for the worker itself */
+	char role[48];                /* in messages: "the warm sage worker", "session s_…" */
 };
 
 /* A new worker object (nothing started). */
@@ -58,6 +59,9 @@ struct sb_worker *sb_worker_new(enum sb_wkind kind, const struct sb_limits *job_
 /* Start its sandbox (returns quickly)... */
 int sb_worker_spawn(struct sb_worker *w, const struct sb_config *cfg, const struct sb_backend *be,
 		    struct sb_error *err);
+/* Or start its sandbox with another request (a session's controller). */
+int sb_worker_spawn_req(struct sb_worker *w, const struct sb_backend *be, const struct sb_sandbox_req *req,
+			struct sb_error *err);
 /* ... then wait until the worker has imported and says ready. */
 int sb_worker_wait_ready(struct sb_worker *w, struct sb_error *err);
 /* An idle worker must be silent and alive; false: discard it. */

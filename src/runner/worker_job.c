@@ -104,6 +104,8 @@ static void on_frame(struct frames_feeder *x, struct sb_sup *s, const struct sb_
 		on_done(x, s, f->hdr);
 		return;
 	case SB_WP_READY:
+	case SB_WP_DATA:  /* (a worker's reader never accepts these) */
+	case SB_WP_REPLY:
 		break;
 	}
 	BROKE(s, "an unexpected frame");

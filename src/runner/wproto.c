@@ -7,13 +7,16 @@
 void sb_wp_reader_init(struct sb_wp_reader *r)
 {
 	memset(r, 0, sizeof *r);
+	r->types = SB_WP_WORKER_TYPES;
 }
 
 void sb_wp_reader_free(struct sb_wp_reader *r)
 {
+	unsigned types = r->types;
 	json_decref(r->last);
 	sb_buf_free(&r->in);
 	memset(r, 0, sizeof *r);
+	r->types = types;
 }
 
 int sb_wp_reader_feed(struct sb_wp_reader *r, const void *p, size_t n)
@@ -38,6 +41,8 @@ static const struct {
 	{"started", SB_WP_STARTED, 0},
 	{"out", SB_WP_OUT, 1},
 	{"done", SB_WP_DONE, 0},
+	{"data", SB_WP_DATA, 1},
+	{"reply", SB_WP_REPLY, 0},
 };
 
 int sb_wp_reader_next(struct sb_wp_reader *r, struct sb_wp_frame *f, char *why, size_t whyn)
@@ -70,7 +75,7 @@ int sb_wp_reader_next(struct sb_wp_reader *r, struct sb_wp_frame *f, char *why, 
 	const char *t = json_string_value(json_object_get(h, "type"));
 	size_t i = 0;
 	for (; t && i < sizeof types / sizeof types[0]; i++)
-		if (!strcmp(t, types[i].name))
+		if (!strcmp(t, types[i].name) && (r->types & 1u << types[i].type))
 			break;
 	if (!t || i == sizeof types / sizeof types[0]) {
 		snprintf(why, whyn, "unknown frame type %.40s", t ? t : "(none)");

@@ -22,7 +22,12 @@
  * header, with room to spare. Anything larger is an attack or a bug. */
 #define SB_WP_MAX_IN (256u * 1024)
 
-enum sb_wp_type { SB_WP_READY, SB_WP_STARTED, SB_WP_OUT, SB_WP_DONE };
+enum sb_wp_type { SB_WP_READY, SB_WP_STARTED, SB_WP_OUT, SB_WP_DONE, SB_WP_DATA, SB_WP_REPLY };
+
+/* The frame types a reader accepts (a bit per type): a warm worker's, or a
+ * session controller's (runner/sess.c: also file data and replies). */
+#define SB_WP_WORKER_TYPES (1u << SB_WP_READY | 1u << SB_WP_STARTED | 1u << SB_WP_OUT | 1u << SB_WP_DONE)
+#define SB_WP_SESSION_TYPES (SB_WP_WORKER_TYPES | 1u << SB_WP_DATA | 1u << SB_WP_REPLY)
 
 struct sb_wp_frame {
 	enum sb_wp_type type;
@@ -35,6 +40,7 @@ struct sb_wp_reader {
 	struct sb_buf in;     /* bytes received and not yet consumed */
 	size_t off;           /* start of the next frame in `in` */
 	json_t *last;         /* header of the frame last returned */
+	unsigned types;       /* accepted types (init: SB_WP_WORKER_TYPES) */
 };
 
 void sb_wp_reader_init(struct sb_wp_reader *r);

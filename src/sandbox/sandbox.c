@@ -46,6 +46,8 @@ void sb_backend_settings_from(const struct sb_config *cfg, struct sb_backend_set
 	s->engine = cfg->podman;
 	s->image = cfg->image;
 	s->container_user = cfg->container_user;
+	s->shares = (const char (*)[PATH_MAX])cfg->shares;
+	s->n_shares = cfg->n_shares;
 	s->commands[0].name = "sage", s->commands[0].path = cfg->sage;
 	s->commands[1].name = "python", s->commands[1].path = cfg->python;
 	s->commands[2].name = "shell", s->commands[2].path = cfg->shell;

@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "config/config.h"
@@ -21,6 +22,8 @@
 
 /* The working directory inside every sandbox (on the size-limited tmpfs). */
 #define SB_SANDBOX_WORKDIR "/tmp/work"
+/* A session's workspace: a tmpfs of its own, its working directory. */
+#define SB_SANDBOX_WORKSPACE "/work"
 
 /* One spawn: what to run, within which limits, for how long at most. */
 struct sb_sandbox_req {
@@ -29,6 +32,10 @@ struct sb_sandbox_req {
 	/* The sandbox is killed at this age even if its caller is gone (a
 	 * backstop; the runner keeps its own, shorter deadlines). 0: none. */
 	unsigned lifetime_s;
+	/* A session's sandbox: a writable tmpfs of this many bytes at
+	 * SB_SANDBOX_WORKSPACE, which is then the command's working directory
+	 * (backends that isolate nothing ignore it). 0: none. */
+	uint64_t workspace_bytes;
 };
 
 struct sb_exit {
@@ -56,6 +63,10 @@ struct sb_backend_settings {
 	const char *engine;            /* podman/docker: the executable ("podman": the default) */
 	const char *image;             /* podman/docker: the image */
 	const char *container_user;    /* podman/docker: the user inside */
+	/* Host directories bound read-only at SB_SHARE_MOUNT/<last component>
+	 * in every sandbox (resolved, existing; config's `share`). */
+	const char (*shares)[PATH_MAX];
+	unsigned n_shares;
 	/* Executables the runner starts inside the sandbox (status checks
 	 * they exist): {name, path} pairs, name NULL at the end. */
 	struct {

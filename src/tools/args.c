@@ -14,12 +14,20 @@
 static json_t *arg_schema(const struct sb_tool_arg *a, const struct sb_config *cfg)
 {
 	json_t *o = json_object();
-	json_object_set_new(o, "type", json_string(a->type == SB_ARG_INTEGER ? "integer" : "string"));
+	json_object_set_new(o, "type", json_string(a->type == SB_ARG_INTEGER	? "integer"
+						   : a->type == SB_ARG_BOOLEAN ? "boolean"
+									       : "string"));
 	if (a->type == SB_ARG_INTEGER) {
 		json_object_set_new(o, "minimum", json_integer(a->min));
 		json_object_set_new(o, "maximum", json_integer(a->max));
 	} else if (a->max > 0) {
 		json_object_set_new(o, "maxLength", json_integer(a->max));
+	}
+	if (a->choices) {
+		json_t *e = json_array();
+		for (const char *const *c = a->choices; *c; c++)
+			json_array_append_new(e, json_string(*c));
+		json_object_set_new(o, "enum", e);
 	}
 	char *text = a->describe ? a->describe(cfg) : NULL;
 	const char *desc = text ? text : a->description;
@@ -102,11 +110,22 @@ static int check_value(const struct sb_tool *t, const struct sb_tool_arg *a, con
 				      a->max);
 		return 0;
 	}
+	if (a->type == SB_ARG_BOOLEAN)
+		return json_is_boolean(v) ? 0 : refuse(t, msg, size, "\"%s\" must be true or false", a->name);
 	if (!json_is_string(v))
 		return refuse(t, msg, size, "\"%s\" must be a string", a->name);
 	if (a->type == SB_ARG_STRING && sb_json_has_nul(v))
 		return refuse(t, msg, size, "\"%s\" contains a NUL character (\\u0000), which is not allowed here",
 			      a->name);
+	for (const char *const *c = a->choices; c && *c; c++)
+		if (!strcmp(*c, json_string_value(v)))
+			return 0;
+	if (a->choices) {
+		SB_AUTO_BUF b = {0};
+		for (const char *const *c = a->choices; *c; c++)
+			sb_buf_printf(&b, "%s\"%s\"", c == a->choices ? "" : ", ", *c);
+		return refuse(t, msg, size, "\"%s\" must be one of %s", a->name, b.data ? b.data : "");
+	}
 	size_t chars = sb_utf8_count(json_string_value(v), json_string_length(v));
 	if (a->max > 0 && chars > (size_t)a->max)
 		return refuse(t, msg, size,

@@ -17,8 +17,16 @@ char *sb_tools_instructions(const struct sb_config *cfg)
 		     "run_shell runs a shell script.\n"
 		     "- Output: only what the code prints comes back, plus the value of a bare expression on the "
 		     "last line. Print every value you need, e.g. print(f.factor()).\n"
-		     "- Each call starts fresh: nothing survives between calls, so define all variables, rings and "
-		     "functions in the same call.\n"
+		     "- A call without session_id starts fresh: nothing survives it, so define all variables, rings "
+		     "and functions in the same call. That is the simplest way for a one-off question.\n"
+		     "- For iterative work, large objects you build once, plots and files, or long computations, "
+		     "open a session (session_open, lang sage, python or shell) and pass its session_id to the run "
+		     "tools: variables, functions and imports (a shell's cwd and exports) and files in /work persist "
+		     "between calls (file_write, file_read, file_list). A session unused for %u minutes is closed "
+		     "with everything in it; close it yourself with session_close when done. An interrupted call "
+		     "keeps the session's state; the result says plainly when it was lost.\n"
+		     "- Computations longer than a call should take: job_start (with a session_id to use the "
+		     "session's variables), then job_status and job_output; they run up to %u s.\n"
 		     "- Sage syntax: R.<x> = QQ[] makes a polynomial ring over the rationals (ZZ, GF(p), "
 		     "NumberField also work); x = var('x') makes a symbolic variable for solve, diff, integrate, "
 		     "limit; ^ is a power; 1/3 is exact, use n(expr, digits=30) or RR for decimals; "
@@ -26,13 +34,14 @@ char *sb_tools_instructions(const struct sb_config *cfg)
 		     "- Limits: %u s per call by default (timeout_seconds up to %d), %s of memory, %zu KiB of "
 		     "output per stream, %d characters of code. Prefer printing sizes or a few terms over huge "
 		     "objects.\n"
-		     "- No network (no pip install, no downloads) and no access to the user's files; only /tmp "
-		     "is writable and it is discarded after each call.\n"
+		     "- No network (no pip install, no downloads) and no access to the user's files%s; only /tmp "
+		     "(and a session's /work) is writable, and it is discarded after the call (the session).\n"
 		     "- A result with isError true either shows your code's error (read the traceback, fix the "
 		     "code, call again) or says the sandbox itself failed: then call sandbox_status (and "
 		     "sandbox_self_test if needed) and tell the user what it reports instead of retrying.",
-		     cfg->limits.timeout_s, SB_TIMEOUT_MAX_S, cfg->limits.memory, cfg->limits.output_bytes / 1024,
-		     SB_CODE_MAX_CHARS) < 0)
+		     cfg->session_idle_minutes, cfg->job_timeout_s, cfg->limits.timeout_s, SB_TIMEOUT_MAX_S,
+		     cfg->limits.memory, cfg->limits.output_bytes / 1024, SB_CODE_MAX_CHARS,
+		     cfg->n_shares ? " (except the directories the user shared, read-only under /data)" : "") < 0)
 		return NULL;
 	return s;
 }

@@ -6,14 +6,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/buf.h"
+
 #include "core/limits.h"
+#include "tools/sessions.h"
 
 /* What every run tool's description says about the sandbox and its limits. */
 static void limits_text(char *buf, size_t size, const struct sb_config *cfg)
 {
 	snprintf(buf, size,
-		 "Every call starts fresh: nothing is kept between calls, so define everything you use "
-		 "in the same call. Limits: %u s wall clock by default (pass timeout_seconds, up to %d, for "
+		 "Without session_id every call starts fresh: nothing is kept between calls, so define "
+		 "everything you use in the same call; with a session_id from session_open the code runs in "
+		 "that session, where variables, functions and files in /work persist between calls. Limits: %u s wall clock by default (pass timeout_seconds, up to %d, for "
 		 "longer work), %s of memory, %zu KiB of output per stream (longer output is cut in the "
 		 "middle, so print summaries rather than huge objects), at most %d characters of code. "
 		 "There is no network access and no access to the user's files: the sandbox sees only a "
@@ -130,6 +134,11 @@ void sb_run_handler(const struct sb_tool *t, const json_t *args, struct sb_tool_
 	job.limits.timeout_s = (unsigned)sb_tool_arg_int(args, "timeout_seconds", srv->cfg->limits.timeout_s);
 	ctx->audit->timeout_s = job.limits.timeout_s;
 
+	const char *sid = sb_tool_arg_text(args, "session_id", NULL);
+	if (sid) {
+		sb_run_in_session(t, sid, &job, ctx, out);
+		return;
+	}
 	struct sb_result res;
 	sb_result_init(&res);
 	if (!srv->runner)
@@ -153,5 +162,63 @@ void sb_run_handler(const struct sb_tool *t, const json_t *args, struct sb_tool_
 	free(text);
 	out->is_error = !rec->ok;
 	out->structured = sb_result_to_json(&res);
+	sb_result_free(&res);
+}
+
+/* What a call did to its session, after the result's own text. */
+static void session_note(struct sb_buf *b, const char *sid, const struct sb_session_verdict *v)
+{
+	if (v->closed)
+		sb_buf_printf(b, "\n[session %s ended: %s. Its variables and files are gone; open a new one with "
+				 "session_open.]", sid, v->reason);
+	else if (v->restarted)
+		sb_buf_printf(b, "\n[the session's state was lost: %s. Its variables, functions and imports are gone; "
+				 "files in /work are kept. Define again what you need.]", v->reason);
+	else if (v->interrupted)
+		sb_buf_printf(b, "\n[the code was interrupted (KeyboardInterrupt) and stopped; the session kept its "
+				 "state (variables from before the call are still there). For long computations use "
+				 "job_start with this session_id.]");
+}
+
+void sb_run_in_session(const struct sb_tool *t, const char *sid, const struct sb_job *job, struct sb_tool_ctx *ctx,
+		       struct sb_tool_result *out)
+{
+	const struct sb_tool_server *srv = ctx->srv;
+	struct sb_sessions *ss = sb_tools_sessions(ctx, out);
+	if (!ss)
+		return;
+	struct sb_result res;
+	struct sb_session_verdict v;
+	struct sb_error err = {0};
+	sb_result_init(&res);
+	if (sb_session_run(ss, ctx->owner, sid, job, &ctx->hooks, &res, &v, &err)) {
+		sb_result_free(&res);
+		sb_tools_error(ctx, out, &err);
+		return;
+	}
+	if (!res.out.data)
+		res.out.data = strdup("");
+	if (!res.err.data)
+		res.err.data = strdup("");
+	out->cancelled = res.cancelled;
+	struct sb_audit_record *rec = ctx->audit;
+	sb_result_verdict(&res, rec->verdict, sizeof rec->verdict);
+	if (v.restarted || v.closed)
+		snprintf(rec->verdict + strlen(rec->verdict), sizeof rec->verdict - strlen(rec->verdict), "%s",
+			 v.closed ? "; session ended" : "; session restarted");
+	sb_tool_backend_of(srv, res.sandbox, rec->backend, sizeof rec->backend);
+	rec->duration_ms = res.duration_ms;
+	rec->ok = sb_result_ok(&res);
+	SB_AUTO_BUF b = {0};
+	char *text = sb_result_text(&res, t, srv->cfg);
+	sb_buf_printf(&b, "%s", text ? text : rec->verdict);
+	free(text);
+	session_note(&b, sid, &v);
+	sb_tool_result_text(out, b.data ? b.data : "");
+	out->is_error = !rec->ok;
+	out->structured = sb_result_to_json(&res);
+	json_object_set_new(out->structured, "session",
+			    json_pack("{s:s, s:b, s:b, s:b, s:s}", "session_id", sid, "interrupted", v.interrupted,
+				      "restarted", v.restarted, "ended", v.closed, "reason", v.reason));
 	sb_result_free(&res);
 }

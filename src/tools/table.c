@@ -7,6 +7,7 @@
 #include "core/limits.h"
 #include "tools/run.h"
 #include "tools/self_test.h"
+#include "tools/sessions.h"
 #include "tools/status.h"
 #include "util/buf.h"
 
@@ -21,16 +22,79 @@
 	{.name = "timeout_seconds", .type = SB_ARG_INTEGER, .min = SB_TIMEOUT_MIN_S, .max = SB_TIMEOUT_MAX_S, \
 	 .describe = sb_run_timeout_description}
 
-static const struct sb_tool_arg sage_args[] = {CODE_ARG("Sage code"), TIMEOUT_ARG, {0}};
-static const struct sb_tool_arg python_args[] = {CODE_ARG("Python code"), TIMEOUT_ARG, {0}};
-static const struct sb_tool_arg shell_args[] = {CODE_ARG("shell script"), TIMEOUT_ARG, {0}};
+#define SESSION_ARG(req)                                                                                  \
+	{.name = "session_id", .type = SB_ARG_STRING, .required = req, .max = SB_HANDLE_MAX_CHARS,          \
+	 .describe = sb_session_id_description}
+#define JOB_ARG                                                                                           \
+	{.name = "job_id", .type = SB_ARG_STRING, .required = true, .max = SB_HANDLE_MAX_CHARS,             \
+	 .description = "A job_id that job_start returned."}
+#define PATH_ARG(req, what)                                                                               \
+	{.name = "path", .type = SB_ARG_STRING, .required = req, .max = 4096, .description = what}
+
+const char *const sb_tools_langs[] = {"sage", "python", "shell", NULL};
+
+static const struct sb_tool_arg sage_args[] = {CODE_ARG("Sage code"), TIMEOUT_ARG, SESSION_ARG(false), {0}};
+static const struct sb_tool_arg python_args[] = {CODE_ARG("Python code"), TIMEOUT_ARG, SESSION_ARG(false), {0}};
+static const struct sb_tool_arg shell_args[] = {CODE_ARG("shell script"), TIMEOUT_ARG, SESSION_ARG(false), {0}};
 static const struct sb_tool_arg no_args[] = {{0}};
+static const struct sb_tool_arg open_args[] = {
+	{.name = "lang", .type = SB_ARG_STRING, .choices = sb_tools_langs,
+	 .description = "The session's language, fixed for its life: sage (the default; takes run_sagemath and "
+			"run_python), python (run_python) or shell (run_shell)."},
+	{0}};
+static const struct sb_tool_arg session_args[] = {SESSION_ARG(true), {0}};
+static const struct sb_tool_arg write_args[] = {
+	SESSION_ARG(true),
+	PATH_ARG(true, "The file, relative to /work or under /work/ (missing directories are created)."),
+	{.name = "content", .type = SB_ARG_STRING, .description = "The file's text (UTF-8). Give this or content_base64."},
+	{.name = "content_base64", .type = SB_ARG_STRING,
+	 .description = "The file's bytes in base64, for binary data. Give this or content."},
+	{.name = "append", .type = SB_ARG_BOOLEAN,
+	 .description = "Append to the file instead of replacing it (default false)."},
+	{0}};
+static const struct sb_tool_arg read_args[] = {
+	SESSION_ARG(true),
+	PATH_ARG(true, "The file, relative to /work or under /work/."),
+	{.name = "offset", .type = SB_ARG_INTEGER, .min = 0, .max = 1LL << 50,
+	 .description = "The first byte to read (default 0)."},
+	{.name = "length", .type = SB_ARG_INTEGER, .min = 1, .max = 1LL << 50,
+	 .description = "How many bytes to read at most (default and most: the output limit per call)."},
+	{0}};
+static const struct sb_tool_arg list_args[] = {
+	SESSION_ARG(true), PATH_ARG(false, "The directory, relative to /work or under /work/ (default /work)."), {0}};
+static const struct sb_tool_arg export_args[] = {
+	SESSION_ARG(true), PATH_ARG(true, "The workspace file to copy to the user's computer."), {0}};
+static const struct sb_tool_arg job_start_args[] = {
+	{.name = "lang", .type = SB_ARG_STRING, .required = true, .choices = sb_tools_langs,
+	 .description = "sage, python or shell (with session_id: the session's language; python also in a sage "
+			"session)."},
+	CODE_ARG("code"),
+	{.name = "session_id", .type = SB_ARG_STRING, .max = SB_HANDLE_MAX_CHARS,
+	 .description = "Run the job in this session's sandbox, seeing its variables and files. Omit for a "
+			"sandbox of the job's own."},
+	{.name = "timeout_seconds", .type = SB_ARG_INTEGER, .min = 1, .max = 86400,
+	 .describe = sb_job_timeout_description},
+	{0}};
+static const struct sb_tool_arg job_args[] = {JOB_ARG, {0}};
+static const struct sb_tool_arg job_output_args[] = {
+	JOB_ARG,
+	{.name = "offset", .type = SB_ARG_INTEGER, .min = 0, .max = 1LL << 50,
+	 .description = "Where to start: 0 (the default), or the next_offset of the previous job_output."},
+	{0}};
 
 /* Run tools change nothing on the host but do run arbitrary code each time
  * (not read-only, not idempotent); nothing reaches outside the sandbox
  * (closed world). The status and the self-test only observe. */
 static const struct sb_tool_hints runs_code = {.read_only = false, .idempotent = false};
 static const struct sb_tool_hints observes = {.read_only = true, .idempotent = true};
+static const struct sb_tool_hints changes = {.read_only = false, .idempotent = false};
+static const struct sb_tool_hints ends = {.read_only = false, .destructive = true, .idempotent = true};
+static const struct sb_tool_hints overwrites = {.read_only = false, .destructive = true, .idempotent = true};
+
+/* A row of the session, file and job tools (tools/sessions.h). */
+#define SESSION_TOOL(nm, ttl, what, arguments, chk, hint)                                                 \
+	{.name = nm, .title = ttl, .description = sb_##what##_description, .args = arguments, .check = chk,     \
+	 .output_schema = sb_tools_open_schema, .hints = hint, .handler = sb_##what##_handler, .needs_slot = false}
 
 const struct sb_tool sb_tools[] = {
 	{
@@ -86,6 +150,18 @@ const struct sb_tool sb_tools[] = {
 		.handler = sb_self_test_handler,
 		.needs_slot = true,
 	},
+	SESSION_TOOL("session_open", "Open a session", session_open, open_args, NULL, changes),
+	SESSION_TOOL("session_list", "List sessions", session_list, no_args, NULL, observes),
+	SESSION_TOOL("session_reset", "Reset a session", session_reset, session_args, NULL, ends),
+	SESSION_TOOL("session_close", "Close a session", session_close, session_args, NULL, ends),
+	SESSION_TOOL("file_write", "Write a workspace file", file_write, write_args, sb_file_write_check, overwrites),
+	SESSION_TOOL("file_read", "Read a workspace file", file_read, read_args, NULL, observes),
+	SESSION_TOOL("file_list", "List workspace files", file_list, list_args, NULL, observes),
+	SESSION_TOOL("file_export", "Export a workspace file", file_export, export_args, NULL, changes),
+	SESSION_TOOL("job_start", "Start a background job", job_start, job_start_args, NULL, changes),
+	SESSION_TOOL("job_status", "Background job status", job_status, job_args, NULL, observes),
+	SESSION_TOOL("job_output", "Background job output", job_output, job_output_args, NULL, observes),
+	SESSION_TOOL("job_cancel", "Cancel a background job", job_cancel, job_args, NULL, ends),
 };
 
 const size_t sb_tools_count = sizeof sb_tools / sizeof *sb_tools;

@@ -26,6 +26,7 @@ enum sb_arg_type {
 	SB_ARG_CODE,    /* code: any text, NUL included, counted in code points, and
 			   recorded in the audit log by its hash and size */
 	SB_ARG_INTEGER, /* JSON Schema "integer": 5 and 5.0 alike */
+	SB_ARG_BOOLEAN,
 };
 
 /* One argument of a tool. */
@@ -34,6 +35,7 @@ struct sb_tool_arg {
 	enum sb_arg_type type;
 	bool required;
 	long long min, max;  /* INTEGER: the range; STRING, CODE: max is the longest in code points (0: any) */
+	const char *const *choices; /* STRING: the allowed values (NULL-terminated; NULL: any) */
 	const char *description;
 	/* Instead of description, for text that names a setting (malloc'd). */
 	char *(*describe)(const struct sb_config *cfg);
@@ -61,6 +63,11 @@ struct sb_audit_record {
 	const char *code;           /* the SB_ARG_CODE argument, or NULL */
 	size_t code_len, code_chars;
 	char code_sha256[65];       /* filled by the audit log */
+	/* The session and the background job the call concerns (from its
+	 * session_id/job_id arguments, or set by the handler: session_open's
+	 * new session, job_start's new job); "" none. */
+	char session[40];
+	char job[40];
 	/* Set by the handler. */
 	unsigned timeout_s;         /* 0: none */
 	char backend[64];

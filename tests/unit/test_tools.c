@@ -12,7 +12,7 @@
 
 static void test_table(void)
 {
-	CHECK(sb_tools_count == 5);
+	CHECK(sb_tools_count == 17);
 	for (size_t i = 0; i < sb_tools_count; i++) {
 		const struct sb_tool *t = &sb_tools[i];
 		CHECK(t->name && t->title && t->description && t->args && t->output_schema && t->handler);
@@ -27,8 +27,60 @@ static void test_table(void)
 	const struct sb_tool *st = sb_tool_find("sandbox_status");
 	CHECK(st && !st->needs_slot && !sb_tool_code_arg(st) && st->hints.read_only);
 	char *names = sb_tool_names();
-	CHECK(names && !strcmp(names, "run_sagemath, run_python, run_shell, sandbox_status, sandbox_self_test"));
+	CHECK(names && !strcmp(names, "run_sagemath, run_python, run_shell, sandbox_status, sandbox_self_test, "
+				      "session_open, session_list, session_reset, session_close, file_write, file_read, "
+				      "file_list, file_export, job_start, job_status, job_output, job_cancel"));
 	free(names);
+	/* The session, file and job tools never wait for a job slot. */
+	for (const char *const *n = (const char *const[]){"session_open", "file_write", "job_start", "job_output", NULL};
+	     *n; n++)
+		CHECK(sb_tool_find(*n) && !sb_tool_find(*n)->needs_slot);
+	CHECK(sb_tool_find("session_list")->hints.read_only && sb_tool_find("session_close")->hints.destructive);
+}
+
+/* Choices, booleans, and a row's own rule (file_write: one of two). */
+static void test_session_args(void)
+{
+	char msg[512];
+	const struct sb_tool *o = sb_tool_find("session_open");
+	json_t *a = json_pack("{s:s}", "lang", "shell");
+	CHECK(sb_tool_check_args(o, a, msg, sizeof msg) == 0);
+	json_decref(a);
+	a = json_pack("{s:s}", "lang", "bash");
+	CHECK(sb_tool_check_args(o, a, msg, sizeof msg) < 0);
+	CHECK(!strcmp(msg, "Invalid arguments for tool session_open: \"lang\" must be one of \"sage\", \"python\", \"shell\""));
+	json_decref(a);
+	CHECK(sb_tool_check_args(o, NULL, msg, sizeof msg) == 0);
+	const struct sb_tool *w = sb_tool_find("file_write");
+	a = json_pack("{s:s, s:s, s:s, s:b}", "session_id", "s_1", "path", "a", "content", "x", "append", 1);
+	CHECK(sb_tool_check_args(w, a, msg, sizeof msg) == 0);
+	json_decref(a);
+	a = json_pack("{s:s, s:s, s:s, s:s}", "session_id", "s_1", "path", "a", "content", "x", "content_base64", "eA==");
+	CHECK(sb_tool_check_args(w, a, msg, sizeof msg) < 0);
+	CHECK(strstr(msg, "exactly one of") != NULL);
+	json_decref(a);
+	a = json_pack("{s:s, s:s}", "session_id", "s_1", "path", "a");
+	CHECK(sb_tool_check_args(w, a, msg, sizeof msg) < 0);
+	json_decref(a);
+	a = json_pack("{s:s, s:s, s:s, s:s}", "session_id", "s_1", "path", "a", "content", "x", "append", "yes");
+	CHECK(sb_tool_check_args(w, a, msg, sizeof msg) < 0);
+	CHECK(strstr(msg, "\"append\" must be true or false") != NULL);
+	json_decref(a);
+	/* a session id with a NUL is refused like any text argument */
+	a = json_pack("{s:s, s:s#}", "code", "1", "session_id", "s_\0x", (size_t)4);
+	CHECK(sb_tool_check_args(sb_tool_find("run_python"), a, msg, sizeof msg) < 0);
+	json_decref(a);
+	struct sb_config cfg;
+	sb_config_defaults(&cfg);
+	json_t *sch = sb_tool_input_schema(o, &cfg);
+	char *s = json_dumps(json_object_get(json_object_get(sch, "properties"), "lang"), JSON_COMPACT | JSON_SORT_KEYS);
+	CHECK_STR_CONTAINS(s, "\"enum\":[\"sage\",\"python\",\"shell\"]");
+	free(s);
+	json_decref(sch);
+	char *ins = sb_tools_instructions(&cfg);
+	CHECK_STR_CONTAINS(ins, "session_open");
+	CHECK_STR_CONTAINS(ins, "30 minutes");
+	free(ins);
 }
 
 static void test_args(void)
@@ -51,7 +103,7 @@ static void test_args(void)
 	json_decref(a);
 	a = json_pack("{s:s, s:b}", "code", "1", "x", 1);
 	CHECK(sb_tool_check_args(t, a, msg, sizeof msg) < 0);
-	CHECK(!strcmp(msg, "Invalid arguments for tool run_sagemath: unknown argument \"x\" (allowed: code, timeout_seconds)"));
+	CHECK(!strcmp(msg, "Invalid arguments for tool run_sagemath: unknown argument \"x\" (allowed: code, timeout_seconds, session_id)"));
 	json_decref(a);
 	CHECK(sb_tool_check_args(t, NULL, msg, sizeof msg) < 0);
 	CHECK(!strcmp(msg, "Invalid arguments for tool run_sagemath: missing required argument \"code\""));
@@ -169,7 +221,7 @@ static void test_list(void)
 	json_t *t0 = json_array_get(json_object_get(old, "tools"), 0);
 	json_t *t1 = json_array_get(json_object_get(mid, "tools"), 0);
 	json_t *t2 = json_array_get(json_object_get(now, "tools"), 0);
-	CHECK(json_array_size(json_object_get(now, "tools")) == 5);
+	CHECK(json_array_size(json_object_get(now, "tools")) == 17);
 	CHECK(!json_object_get(t0, "annotations") && !json_object_get(t0, "title") && !json_object_get(t0, "outputSchema"));
 	CHECK(json_object_get(t1, "annotations") && !json_object_get(t1, "title") && !json_object_get(t1, "outputSchema"));
 	CHECK(json_object_get(t2, "annotations") && json_object_get(t2, "title") && json_object_get(t2, "outputSchema"));
@@ -188,6 +240,7 @@ int main(void)
 {
 	test_table();
 	test_args();
+	test_session_args();
 	test_text_args();
 	test_row_check();
 	test_list();

@@ -128,6 +128,10 @@ int nat_landlock_apply(int abi)
 		/* the writable tmpfs. Execute is allowed: the interpreter can make
 		 * any system call anyway, and `./script.sh` should work. */
 		{"/tmp", rw_tree},
+		/* a session's workspace, and the shared host directories: read
+		 * only (absent paths are skipped) */
+		{SB_SANDBOX_WORKSPACE, rw_tree},
+		{SB_SHARE_MOUNT, FS_READ_FILE | FS_READ_DIR},
 	};
 	for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++)
 		if (add_rule(rs, rules[i].path, rules[i].access, handled) != 0) {

@@ -202,6 +202,9 @@ static void fresh_proc(void)
 void nat_build_root(const struct nat_plan *p)
 {
 	char dst[PATH_MAX];
+	int share_fds[SB_SHARES_MAX];
+	/* Before the root tmpfs covers NEWROOT: a share may live below it. */
+	nat_open_shares(p, share_fds);
 	/* Private, recursively: no mount we make propagates to the host, and
 	 * no later host mount appears in the sandbox. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
@@ -217,6 +220,8 @@ void nat_build_root(const struct nat_plan *p)
 	path_in(dst, sizeof dst, "/dev");
 	nat_make_dev(dst, &p->limits);
 	writable_tmp(&p->limits);
+	nat_mount_workspace(p, NEWROOT);
+	nat_mount_shares(p, share_fds, NEWROOT);
 	/* The root itself read-only: no planting files next to /usr. */
 	if (mount(NULL, NEWROOT, NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) != 0)
 		nat_child_fail("mounts", errno, "remount the root read-only");
@@ -228,6 +233,7 @@ void nat_build_root(const struct nat_plan *p)
 		nat_child_fail("mounts", errno, "pivot_root");
 	if (umount2(".", MNT_DETACH) != 0)
 		nat_child_fail("mounts", errno, "detach the old root");
-	if (chdir("/") != 0 || chdir(SB_SANDBOX_WORKDIR) != 0)
-		nat_child_fail("mounts", errno, "chdir %s", SB_SANDBOX_WORKDIR);
+	const char *cwd = p->workspace_bytes ? SB_SANDBOX_WORKSPACE : SB_SANDBOX_WORKDIR;
+	if (chdir("/") != 0 || chdir(cwd) != 0)
+		nat_child_fail("mounts", errno, "chdir %s", cwd);
 }

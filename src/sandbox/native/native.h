@@ -51,6 +51,8 @@
 struct nat_self {
 	struct sb_limits limits;  /* a job's defaults, for status */
 	char sandbox_user[64];    /* started as root: the host user to drop to */
+	char shares[SB_SHARES_MAX][PATH_MAX]; /* bound read-only at /data/NAME */
+	unsigned n_shares;
 	struct {
 		char name[16];
 		char path[PATH_MAX];
@@ -132,6 +134,9 @@ struct nat_plan {
 	const char *const *envp;
 	struct sb_limits limits;
 	unsigned lifetime_s;       /* outer kills init at this age; 0: no bound */
+	uint64_t workspace_bytes;  /* a session: a tmpfs at /work, the cwd; 0: none */
+	const char (*shares)[PATH_MAX]; /* host directories for /data/NAME (nat_self's) */
+	unsigned n_shares;
 	pid_t caller_pid;
 	bool drop_root;            /* started as root: become host_uid first */
 	uid_t host_uid;            /* unprivileged uid outside (after the drop) */
@@ -166,6 +171,10 @@ int nat_resolve_user(const char *name, uid_t *uid, gid_t *gid, struct sb_error *
 
 /* mounts.c, dev.c, etc.c: the new root, built in init. die on error. */
 void nat_build_root(const struct nat_plan *p);
+/* session_mounts.c: steps of nat_build_root for sessions and shares. */
+void nat_open_shares(const struct nat_plan *p, int fds[SB_SHARES_MAX]);
+void nat_mount_shares(const struct nat_plan *p, const int fds[SB_SHARES_MAX], const char *newroot);
+void nat_mount_workspace(const struct nat_plan *p, const char *newroot);
 void nat_make_dev(const char *dev, const struct sb_limits *l);
 void nat_make_etc(const char *etc);
 void nat_bind(const char *src, const char *dst, bool writable_dev);

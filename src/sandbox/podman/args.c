@@ -138,8 +138,22 @@ int pm_build_run_argv(const struct pm_self *pm, const struct pm_info *info, cons
 		r |= pushf(a, "%s:rw,nosuid,nodev,size=%llu,mode=1777", SB_SANDBOX_WORKDIR,
 			   (unsigned long long)l->tmpfs_bytes);
 	r |= push(a, "--shm-size=64m");
+	if (req->workspace_bytes) {
+		/* A session's workspace: a tmpfs of its own size, as the work dir. */
+		r |= push(a, "--tmpfs");
+		r |= pushf(a, "%s:rw,nosuid,nodev,size=%llu,%s", SB_SANDBOX_WORKSPACE,
+			   (unsigned long long)req->workspace_bytes, eng == PM_PODMAN ? "mode=0700,U" : "mode=1777");
+	}
+	/* What the user chose to share: read-only, so the code can read those
+	 * directories and never change them (config checked the paths have
+	 * no ',' that would end the option). */
+	for (unsigned i = 0; i < pm->n_shares; i++) {
+		r |= push(a, "--mount");
+		r |= pushf(a, "type=bind,source=%s,target=%s%s,readonly=true", pm->shares[i], SB_SHARE_MOUNT,
+			   strrchr(pm->shares[i], '/'));
+	}
 	r |= push(a, "--workdir");
-	r |= push(a, SB_SANDBOX_WORKDIR);
+	r |= push(a, req->workspace_bytes ? SB_SANDBOX_WORKSPACE : SB_SANDBOX_WORKDIR);
 	/* Stops: host secrets (API keys in the MCP client's environment)
 	 * reaching the code. Exactly the sandbox allow-list goes in. */
 	if (eng == PM_PODMAN)

@@ -15,6 +15,7 @@
 
 #include <limits.h>
 
+#include "config/config.h"
 #include "core/limits.h"
 #include "util/error.h"
 
@@ -41,6 +42,8 @@ struct pm_self {
 	char image[512];
 	char container_user[64];
 	struct sb_limits limits;   /* a job's defaults, for status */
+	char shares[SB_SHARES_MAX][PATH_MAX]; /* bound read-only at /data/NAME */
+	unsigned n_shares;
 };
 
 /* ---- exec.c: run the engine with a scrubbed environment ---- */

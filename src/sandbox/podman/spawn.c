@@ -230,6 +230,8 @@ static void *pm_open(const struct sb_backend_settings *s, enum pm_engine eng, st
 	snprintf(pm->exe, sizeof pm->exe, "%s", pm_exe_for(s->engine, eng));
 	snprintf(pm->image, sizeof pm->image, "%s", s->image ? s->image : "");
 	snprintf(pm->container_user, sizeof pm->container_user, "%s", s->container_user ? s->container_user : "");
+	for (unsigned i = 0; i < s->n_shares && i < SB_SHARES_MAX; i++)
+		snprintf(pm->shares[pm->n_shares++], PATH_MAX, "%s", s->shares[i]);
 	pm->limits = s->limits;
 	return pm;
 }

@@ -115,6 +115,11 @@ class Controller:
                 self.import_error = traceback.format_exc()
         elif self.lang == "python":
             self.pristine = cell.python_globals()
+        # The driver's own first-use costs (tokenize's regexes, the
+        # compiler) are paid once here, not by every interpreter's first call.
+        cell.run_cell("_sb = 1\n_sb\n", cell.python_globals(), "<cell 0>")
+        import builtins
+        builtins.__dict__.pop("_", None)
         import gc
         gc.freeze()
         self.spawn_interp()

@@ -1,0 +1,419 @@
+/* Background jobs: code that runs while the model does other work, and
+ * survives the client's request timeout. Each job has a thread that holds
+ * it to its timeout (the supervisor, with a job log as its sink: output
+ * the model pages through by offset) and a random id owned by the client.
+ * With a session it runs in that session's sandbox, as a fork of its
+ * interpreter (it sees the session's variables; its changes do not flow
+ * back) beside the session's calls; without one, in a session sandbox of
+ * its own (a ready spare when there is one), closed when the job ends.
+ * Jobs end with their session and with sagebox. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runner/joblog.h"
+#include "runner/sess_feed.h"
+#include "runner/sessreg.h"
+#include "util/clock.h"
+#include "util/fd.h"
+
+/* A finished job's status and output stay this long (then it is "unknown"). */
+#define KEEP_DONE_MS (60u * 60 * 1000)
+/* Finished jobs kept per client at most (the oldest go first). */
+#define KEEP_DONE_MAX 64
+/* How long the controller may take to fork a job. */
+#define START_TIMEOUT_MS 60000
+/* job_status's last output. */
+#define TAIL_BYTES 2000
+
+enum jstate { J_QUEUED, J_RUNNING, J_DONE, J_FAILED, J_TIMED_OUT, J_CANCELLED };
+static const char *const state_names[] = {"queued", "running", "done", "failed", "timed_out", "cancelled"};
+
+struct bjob {
+	char id[SB_SESSION_ID_LEN];
+	char owner[SB_OWNER_MAX];
+	char session[SB_SESSION_ID_LEN];   /* "" : a sandbox of its own */
+	enum sb_lang lang;
+	unsigned timeout_s;
+	char *code;
+	size_t code_len;
+	struct sess *s;                    /* a reference while it runs */
+	struct sb_joblog log;
+	int cancel[2];
+	pthread_t thread;
+	/* under the registry's lock */
+	enum jstate state;
+	int exit_code, signal;
+	char error[500];
+	uint64_t created_ms, started_ms, ended_ms;
+	struct sb_sup *sup;                /* while the supervisor runs */
+	bool thread_done;                  /* its thread touches it no more */
+	struct bjob *next;
+};
+
+static struct bjob *find_locked(struct sb_sessions *ss, const char *owner, const char *id)
+{
+	for (struct bjob *j = ss->jobs; j && id; j = j->next)
+		if (!strcmp(j->id, id) && !strcmp(j->owner, owner))
+			return j;
+	return NULL;
+}
+
+static bool running(const struct bjob *j)
+{
+	return j->state == J_QUEUED || j->state == J_RUNNING;
+}
+
+bool jobs_running_in(struct sb_sessions *ss, const struct sess *s) /* under the lock */
+{
+	for (struct bjob *j = ss->jobs; j; j = j->next)
+		if (running(j) && j->s == s)
+			return true;
+	return false;
+}
+
+void jobs_session_ids(struct sb_sessions *ss, const char *session_id, json_t *into)
+{
+	pthread_mutex_lock(&ss->lock);
+	for (struct bjob *j = ss->jobs; j; j = j->next)
+		if (running(j) && !strcmp(j->session, session_id))
+			json_array_append_new(into, json_string(j->id));
+	pthread_mutex_unlock(&ss->lock);
+}
+
+static void set_state(struct sb_sessions *ss, struct bjob *j, enum jstate st, const char *error)
+{
+	pthread_mutex_lock(&ss->lock);
+	j->state = st;
+	if (error && !j->error[0])
+		snprintf(j->error, sizeof j->error, "%s", error);
+	if (!running(j))
+		j->ended_ms = sb_now_ms();
+	pthread_mutex_unlock(&ss->lock);
+}
+
+/* Hand the job to the session's controller (the interpreter must be idle
+ * for the fork) and wait until it runs. 0, or -1 with why. */
+static int start_in(struct sess *s, struct bjob *j, struct sess_feeder *x, char *why, size_t n)
+{
+	struct sb_error err = {0};
+	int taken = sess_take(s, j->cancel[0], &err);
+	if (taken) {
+		snprintf(why, n, "%.400s", taken > 0 ? "cancelled before it started" : err.msg);
+		return -1;
+	}
+	json_t *h = json_pack("{s:s, s:I, s:s, s:I}", "type", "job", "id", x->in.id, "lang", sb_lang_name(j->lang),
+			      "code_bytes", (json_int_t)j->code_len);
+	int rc = sess_send(s, h, j->code, j->code_len);
+	uint64_t deadline = sb_now_ms() + START_TIMEOUT_MS;
+	struct sess_frame *f = NULL;
+	while (!rc && !x->started) {
+		if (!(f = sess_pop(s, &x->in))) {
+			if (sess_dead(s, why, n) || sb_now_ms() >= deadline)
+				break;
+			sess_wait(&x->in, -1, 200);
+			continue;
+		}
+		if (f->type == SB_WP_STARTED) {
+			x->started = true;
+		} else if (f->type == SB_WP_REPLY) {
+			const char *e = json_string_value(json_object_get(f->hdr, "error"));
+			snprintf(why, n, "the session refused it: %s", e ? e : "?");
+			sess_frame_free(f);
+			break;
+		}
+		sess_frame_free(f);
+	}
+	sess_give(s);
+	if (x->started)
+		return 0;
+	if (!why[0])
+		snprintf(why, n, "its session did not start it");
+	return -1;
+}
+
+struct job_ctx {
+	struct sb_sessions *ss;
+	struct bjob *j;
+};
+
+static void run_job(struct sb_sessions *ss, struct bjob *j)
+{
+	struct sb_error err = {0};
+	char why[500] = "";
+	if (!j->s) {
+		bool spare;
+		struct sess *s = reg_new_session(ss, j->owner, j->lang, true, &spare, &err);
+		if (!s) {
+			set_state(ss, j, J_FAILED, err.msg);
+			return;
+		}
+		pthread_mutex_lock(&ss->lock);
+		j->s = s;
+		pthread_mutex_unlock(&ss->lock);
+	}
+	struct sess_feeder x;
+	if (sess_feeder_init(&x, j->s, true)) {
+		set_state(ss, j, J_FAILED, "out of memory");
+		return;
+	}
+	if (start_in(j->s, j, &x, why, sizeof why)) {
+		sess_feeder_fini(&x);
+		set_state(ss, j, strstr(why, "cancelled") ? J_CANCELLED : J_FAILED, why);
+		return;
+	}
+	free(j->code);
+	j->code = NULL;
+	struct sb_run_hooks hooks = {.cancel_fd = j->cancel[0]};
+	struct sb_sup sup;
+	sb_sup_init(&sup, &x.f, &j->log.sink, (uint64_t)j->timeout_s * 1000, &hooks, NULL);
+	pthread_mutex_lock(&ss->lock);
+	j->state = J_RUNNING;
+	j->started_ms = sb_now_ms();
+	j->sup = &sup;
+	pthread_mutex_unlock(&ss->lock);
+	sb_sup_run(&sup);
+	if (sup.killed && !x.done && !sess_dead(j->s, NULL, 0))
+		sess_kill(j->s, false, "it did not stop a job that had to be stopped, and was closed");
+	pthread_mutex_lock(&ss->lock);
+	j->sup = NULL;
+	j->exit_code = x.done ? x.exit_code : -1;
+	j->signal = x.done ? x.signal : 0;
+	pthread_mutex_unlock(&ss->lock);
+	bool closed = false;
+	char ended[400] = "";
+	if (!x.done && sess_dead(j->s, ended, sizeof ended)) {
+		pthread_mutex_lock(&j->s->lock);
+		closed = j->s->closed;
+		pthread_mutex_unlock(&j->s->lock);
+		snprintf(why, sizeof why, "its session ended before it did: %s", ended);
+	}
+	enum jstate st = sup.timed_out ? J_TIMED_OUT
+			 : sup.cancelled || closed ? J_CANCELLED
+			 : sup.flooded ? J_FAILED
+			 : x.done && x.exit_code == 0 && x.signal == 0 ? J_DONE : J_FAILED;
+	if (sup.timed_out)
+		snprintf(why, sizeof why, "it ran longer than its timeout of %u s and was killed", j->timeout_s);
+	else if (sup.flooded)
+		snprintf(why, sizeof why, "it wrote more than %llu MiB to one stream and was stopped",
+			 (unsigned long long)(SB_JOBLOG_FLOOD >> 20));
+	else if (sup.broken[0] && !why[0])
+		snprintf(why, sizeof why, "%.450s", sup.broken);
+	sess_feeder_fini(&x);
+	set_state(ss, j, st, why[0] ? why : NULL);
+}
+
+static void *job_thread(void *arg)
+{
+	struct job_ctx *c = arg;
+	struct sb_sessions *ss = c->ss;
+	struct bjob *j = c->j;
+	free(c);
+	run_job(ss, j);
+	struct sess *s = j->s;
+	if (s && s->anonymous)
+		reg_close(ss, s, "its job ended");
+	if (s)
+		reg_put(ss, s);
+	/* Last: from here the reaper may join this thread and free the job. */
+	pthread_mutex_lock(&ss->lock);
+	j->s = NULL;
+	j->thread_done = true;
+	pthread_mutex_unlock(&ss->lock);
+	return NULL;
+}
+
+static void job_free(struct bjob *j)
+{
+	sb_joblog_free(&j->log);
+	sb_close(&j->cancel[0]);
+	sb_close(&j->cancel[1]);
+	free(j->code);
+	free(j);
+}
+
+int sb_job_start(struct sb_sessions *ss, const char *owner, enum sb_lang lang, const char *code, size_t code_len,
+		 const char *session_id, unsigned timeout_s, char id_out[SB_SESSION_ID_LEN], struct sb_error *err)
+{
+	const struct sb_config *cfg = ss->cfg;
+	if (!cfg->max_jobs) {
+		sb_fail(err, "background jobs are turned off here (max_jobs = 0)");
+		return sb_hint(err, "run the code with a run tool instead; the user can enable jobs with --max-jobs N");
+	}
+	struct sess *s = NULL;
+	if (session_id && reg_get(ss, owner, session_id, &s, err))
+		return -1;
+	if (s && !(s->lang == lang || (s->lang == SB_LANG_SAGE && lang == SB_LANG_PYTHON))) {
+		sb_fail(err, "session %s is a %s session: it cannot run a %s job", session_id, sb_lang_name(s->lang),
+			sb_lang_name(lang));
+		sb_hint(err, "give the session's language as lang, or start the job without session_id");
+		reg_put(ss, s);
+		return -1;
+	}
+	struct bjob *j = calloc(1, sizeof *j);
+	struct job_ctx *c = malloc(sizeof *c);
+	if (!j || !c || !(j->code = malloc(code_len + 1)) || reg_new_id(j->id, "j_")) {
+		free(c);
+		if (j)
+			free(j->code);
+		free(j);
+		if (s)
+			reg_put(ss, s);
+		return sb_fail(err, "out of memory");
+	}
+	memcpy(j->code, code, code_len);
+	j->code_len = code_len;
+	snprintf(j->owner, sizeof j->owner, "%s", owner);
+	snprintf(j->session, sizeof j->session, "%s", s ? s->id : "");
+	j->lang = lang;
+	j->timeout_s = timeout_s;
+	j->s = s;
+	j->exit_code = -1;
+	j->created_ms = sb_now_ms();
+	sb_joblog_init(&j->log);
+	j->cancel[0] = j->cancel[1] = -1;
+	*c = (struct job_ctx){ss, j};
+
+	pthread_mutex_lock(&ss->lock);
+	unsigned have = 0;
+	for (struct bjob *o = ss->jobs; o; o = o->next)
+		have += running(o) && !strcmp(o->owner, owner);
+	int rc = -1;
+	if (have >= cfg->max_jobs) {
+		sb_fail(err, "you already have %u background jobs running, the most allowed (max_jobs = %u)", have,
+			cfg->max_jobs);
+		sb_hint(err, "wait for one to finish (job_status) or cancel one with job_cancel");
+	} else if (ss->stopping) {
+		sb_fail(err, "sagebox is shutting down");
+	} else if (sb_pipe(j->cancel) || pthread_create(&j->thread, NULL, job_thread, c) != 0) {
+		sb_fail(err, "cannot start the job's thread");
+	} else {
+		j->next = ss->jobs;
+		ss->jobs = j;
+		snprintf(id_out, SB_SESSION_ID_LEN, "%s", j->id);
+		rc = 0;
+	}
+	pthread_mutex_unlock(&ss->lock);
+	if (rc) {
+		free(c);
+		j->s = NULL;
+		job_free(j);
+		if (s)
+			reg_put(ss, s);
+	}
+	return rc;
+}
+
+static int unknown_job(const char *id, struct sb_error *err)
+{
+	sb_fail(err, "unknown job id '%.80s': no job of yours has it", id ? id : "");
+	return sb_hint(err, "use an id that job_start returned; a finished job is kept for an hour, and jobs do "
+			    "not survive a restart of sagebox");
+}
+
+static uint64_t runtime_ms(const struct bjob *j)
+{
+	if (!j->started_ms)
+		return 0;
+	return (running(j) ? sb_now_ms() : j->ended_ms) - j->started_ms;
+}
+
+json_t *sb_job_status(struct sb_sessions *ss, const char *owner, const char *id, struct sb_error *err)
+{
+	pthread_mutex_lock(&ss->lock);
+	struct bjob *j = find_locked(ss, owner, id);
+	json_t *o = NULL;
+	if (j) {
+		o = json_pack("{s:s, s:s, s:s, s:I, s:I}", "job_id", j->id, "state", state_names[j->state], "lang",
+			      sb_lang_name(j->lang), "runtime_ms", (json_int_t)runtime_ms(j), "timeout_seconds",
+			      (json_int_t)j->timeout_s);
+		json_object_set_new(o, "session_id", j->session[0] ? json_string(j->session) : json_null());
+		json_object_set_new(o, "exit_code", running(j) || j->exit_code < 0 ? json_null() : json_integer(j->exit_code));
+		json_object_set_new(o, "signal", j->signal ? json_integer(j->signal) : json_null());
+		json_object_set_new(o, "output_bytes", json_integer((json_int_t)sb_joblog_bytes(&j->log)));
+		if (j->error[0])
+			json_object_set_new(o, "error", json_string(j->error));
+		size_t n = 0;
+		char *tail = sb_joblog_tail(&j->log, TAIL_BYTES, &n);
+		json_object_set_new(o, "last_output", json_stringn(tail ? tail : "", tail ? n : 0));
+		free(tail);
+	}
+	pthread_mutex_unlock(&ss->lock);
+	if (!o)
+		unknown_job(id, err);
+	return o;
+}
+
+json_t *sb_job_output(struct sb_sessions *ss, const char *owner, const char *id, uint64_t offset, size_t max,
+		      struct sb_error *err)
+{
+	pthread_mutex_lock(&ss->lock);
+	struct bjob *j = find_locked(ss, owner, id);
+	json_t *o = NULL;
+	if (j) {
+		size_t n = 0;
+		uint64_t next, dropped, end;
+		char *page = sb_joblog_page(&j->log, offset, max, &n, &next, &dropped, &end);
+		o = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:s%}", "job_id", j->id, "state", state_names[j->state],
+			      "offset", (json_int_t)offset, "next_offset", (json_int_t)next, "end_offset", (json_int_t)end,
+			      "dropped_bytes", (json_int_t)dropped, "output", page ? page : "", page ? n : 0);
+		free(page);
+	}
+	pthread_mutex_unlock(&ss->lock);
+	if (!o)
+		unknown_job(id, err);
+	return o;
+}
+
+int sb_job_cancel(struct sb_sessions *ss, const char *owner, const char *id, struct sb_error *err)
+{
+	pthread_mutex_lock(&ss->lock);
+	struct bjob *j = find_locked(ss, owner, id);
+	if (j && running(j)) {
+		char b = 'c';
+		(void)SB_RETRY_EINTR(write(j->cancel[1], &b, 1));
+	}
+	pthread_mutex_unlock(&ss->lock);
+	return j ? 0 : unknown_job(id, err);
+}
+
+/* Under the lock: forget finished jobs past their time, or past the most
+ * kept per client. Their threads have ended (a finished job's thread only
+ * drops its references after its state is final; join is quick). */
+void jobs_prune_locked(struct sb_sessions *ss, uint64_t now)
+{
+	for (struct bjob **pp = &ss->jobs; *pp;) {
+		struct bjob *j = *pp;
+		unsigned newer = 0;
+		for (struct bjob *o = ss->jobs; o != j; o = o->next)
+			newer += !running(o) && !strcmp(o->owner, j->owner);
+		if (!running(j) && j->thread_done && (now - j->ended_ms >= KEEP_DONE_MS || newer >= KEEP_DONE_MAX)) {
+			*pp = j->next;
+			pthread_join(j->thread, NULL);
+			job_free(j);
+		} else {
+			pp = &j->next;
+		}
+	}
+}
+
+void jobs_stop_all(struct sb_sessions *ss)
+{
+	pthread_mutex_lock(&ss->lock);
+	struct bjob *all = ss->jobs;
+	ss->jobs = NULL;
+	for (struct bjob *j = all; j; j = j->next) {
+		char b = 'c';
+		(void)SB_RETRY_EINTR(write(j->cancel[1], &b, 1));
+	}
+	pthread_mutex_unlock(&ss->lock);
+	/* (their sessions were killed already: each thread ends quickly) */
+	while (all) {
+		struct bjob *j = all;
+		all = j->next;
+		pthread_join(j->thread, NULL);
+		job_free(j);
+	}
+}

@@ -1,0 +1,117 @@
+/* One session's sandbox, host side (internal to src/runner/; the public
+ * API is runner/sessions.h). A session is a sandbox of the configured
+ * backend whose command is the driver in session mode (the controller,
+ * src/worker/driver/session.py), spoken to over the framed protocol on the
+ * sandbox's stdin/stdout. It is a struct sb_worker underneath (spawn,
+ * ready, its frame reader, its stderr kept for messages), with:
+ *
+ *   a pump thread      reads every frame the controller sends and routes it
+ *                      by id to the inbox of whoever asked (a call, a job,
+ *                      a file request), waking it through the inbox's
+ *                      eventfd; frames for nobody are dropped; a protocol
+ *                      violation or the controller's death ends the session
+ *   a writer lock      requests from several threads (a call, job_status's
+ *                      memory figure, a job's kill) share the channel
+ *   a busy flag        the session's one interpreter runs one call at a
+ *                      time: calls, job starts and resets take turns
+ *
+ * The controller is not trusted beyond its own session: the host holds its
+ * own deadlines and caps (the supervisor), and kills the whole sandbox on
+ * any misbehaviour. */
+#ifndef SAGEBOX_SESS_H
+#define SAGEBOX_SESS_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config/config.h"
+#include "core/job.h"
+#include "runner/sessions.h"
+#include "runner/worker.h"
+#include "util/buf.h"
+#include "util/error.h"
+
+/* One frame the pump routed. */
+struct sess_frame {
+	struct sess_frame *next;
+	enum sb_wp_type type;
+	json_t *hdr;
+	size_t n;
+	char payload[];
+};
+
+/* Where the frames of one request id go. */
+struct sess_inbox {
+	json_int_t id;
+	int efd;                       /* readable: frames queued, or the session ended */
+	struct sess_frame *head, *tail;
+	size_t queued;                 /* bytes waiting */
+	struct sess_inbox *next;
+};
+
+struct sess {
+	char id[SB_SESSION_ID_LEN];    /* "" while a spare */
+	char owner[SB_OWNER_MAX];
+	enum sb_lang lang;
+	bool anonymous;                /* a background job's own session: not listed */
+	struct sb_worker *w;           /* the sandbox, its channel, its stderr */
+	pthread_t pump;
+	bool pump_started;
+	pthread_mutex_t lock;          /* everything below but tx's */
+	pthread_cond_t changed;        /* busy dropped, or the session ended */
+	struct sess_inbox *routes;
+	json_int_t next_id;
+	bool dead;
+	bool closed;                   /* ended on purpose (close, expiry, shutdown) */
+	char why[400];                 /* how it ended */
+	bool busy;                     /* the interpreter is taken */
+	pthread_mutex_t tx;            /* one writer on the channel */
+	uint64_t created_ms;
+	_Atomic uint64_t used_ms;
+	unsigned refs;                 /* under the registry's lock */
+	struct sess *next;             /* the registry's list */
+};
+
+/* Start a session sandbox for lang and wait until its controller is ready
+ * (the interpreter imported). lifetime_s: the backend's backstop (0: none). */
+struct sess *sess_spawn(const struct sb_config *cfg, const struct sb_backend *be, enum sb_lang lang,
+			unsigned lifetime_s, struct sb_error *err);
+/* End it: every process dies (idempotent, any thread). closed: on purpose. */
+void sess_kill(struct sess *s, bool closed, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Kill, wait for the sandbox, join the pump, free. */
+void sess_destroy(struct sess *s);
+/* Whether it ended; why says how (may be NULL). */
+bool sess_dead(struct sess *s, char *why, size_t n);
+
+/* Inboxes: register one (it gets a fresh id), take its frames one at a
+ * time (NULL: none now), drop it. */
+int sess_route(struct sess *s, struct sess_inbox *in);
+struct sess_frame *sess_pop(struct sess *s, struct sess_inbox *in);
+void sess_unroute(struct sess *s, struct sess_inbox *in);
+void sess_frame_free(struct sess_frame *f);
+/* Wait until in has frames, the session ended, cancel_fd is readable, or
+ * timeout_ms passed (-1: no limit). 1: cancelled; 0: otherwise. */
+int sess_wait(struct sess_inbox *in, int cancel_fd, int timeout_ms);
+
+/* Send a frame (hdr is stolen; its "id" is in's) and, after it, n raw
+ * bytes (the protocol's code_bytes). -1 when the session is gone. */
+int sess_send(struct sess *s, json_t *hdr, const void *raw, size_t n);
+
+/* A request and its reply: data frames go to on_data (may be NULL), the
+ * reply's header (new reference) to *reply. -1 with err when the session
+ * ended or did not answer within timeout_ms. */
+int sess_request(struct sess *s, json_t *hdr, const void *raw, size_t n, int timeout_ms,
+		 int (*on_data)(void *ctx, const char *p, size_t n), void *ctx, json_t **reply, struct sb_error *err);
+
+/* Take the interpreter (wait while another call has it). 0; 1 when
+ * cancel_fd became readable first; -1 with err when the session ended. */
+int sess_take(struct sess *s, int cancel_fd, struct sb_error *err);
+void sess_give(struct sess *s);
+
+/* "session s_… ended: ...; open a new one with session_open". */
+void sess_ended_error(struct sess *s, struct sb_error *err);
+
+#endif

@@ -1,0 +1,182 @@
+/* The supervisor's feeders for a session: a call in the session's
+ * interpreter, and a background job in the session's sandbox. Both take
+ * their frames from an inbox the pump fills (runner/sess.h). A call stops
+ * softly first (an interrupt: KeyboardInterrupt, SIGINT to a shell), then
+ * hard: the controller kills the interpreter and starts a new one, and the
+ * call's result says the state was lost. A job stops hard at once (its
+ * processes are killed; the session lives on). */
+#include "runner/sess_feed.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runner/capture.h"
+#include "util/clock.h"
+#include "util/fd.h"
+
+static struct sess_feeder *sf(const struct sb_feeder *f)
+{
+	return (struct sess_feeder *)f;
+}
+
+static int sf_fds(struct sb_feeder *f, struct sb_sup *s, struct pollfd *p)
+{
+	(void)s;
+	p[0] = (struct pollfd){sf(f)->in.efd, POLLIN, 0};
+	return 1;
+}
+
+static bool get_int(json_t *h, const char *k, int lo, int hi, int *out)
+{
+	json_t *v = json_object_get(h, k);
+	if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
+		return false;
+	*out = (int)json_integer_value(v);
+	return true;
+}
+
+static void on_done(struct sess_feeder *x, struct sb_sup *s, json_t *h)
+{
+	if (!get_int(h, "exit_code", -1, 255, &x->exit_code) || !get_int(h, "signal", 0, 127, &x->signal)) {
+		sess_kill(x->s, false, "its controller broke the protocol (a malformed done frame)");
+		sb_sup_broken(s, "session %s ended: its controller broke the protocol", x->s->id);
+		return;
+	}
+	x->interrupted = json_is_true(json_object_get(h, "interrupted"));
+	x->restarted = json_is_true(json_object_get(h, "restarted"));
+	x->killed = json_is_true(json_object_get(h, "killed"));
+	const char *why = json_string_value(json_object_get(h, "reason"));
+	if (why)
+		snprintf(x->reason, sizeof x->reason, "%s", why);
+	x->done = true;
+	sb_sup_finish(s);
+}
+
+static void sf_ready(struct sb_feeder *f, struct sb_sup *s, const struct pollfd *p, int n)
+{
+	struct sess_feeder *x = sf(f);
+	(void)n;
+	uint64_t v;
+	if (p[0].revents && SB_RETRY_EINTR(read(x->in.efd, &v, sizeof v)) < 0)
+		v = 0; /* (EAGAIN: nothing counted; the frames are looked at anyway) */
+	struct sess_frame *fr;
+	while (!x->done && (fr = sess_pop(x->s, &x->in))) {
+		if (fr->type == SB_WP_OUT) {
+			const char *st = json_string_value(json_object_get(fr->hdr, "stream"));
+			if (st && (!strcmp(st, "stdout") || !strcmp(st, "stderr")))
+				sb_sup_output(s, strcmp(st, "stdout") ? SB_STREAM_STDERR : SB_STREAM_STDOUT, fr->payload,
+					      fr->n);
+		} else if (fr->type == SB_WP_DONE) {
+			on_done(x, s, fr->hdr);
+		} else if (fr->type == SB_WP_STARTED) {
+			x->started = true;
+		} else if (fr->type == SB_WP_REPLY) {
+			/* the controller refused a job (it was busy) */
+			const char *e = json_string_value(json_object_get(fr->hdr, "error"));
+			snprintf(x->error, sizeof x->error, "%s", e ? e : "refused");
+			sb_sup_broken(s, "the session refused the job: %s", x->error);
+		}
+		sess_frame_free(fr);
+	}
+	char why[400];
+	if (!x->done && sess_dead(x->s, why, sizeof why))
+		sb_sup_broken(s, "session %s ended: %s", x->s->id, why);
+}
+
+static void send_stop(struct sess_feeder *x, const char *type)
+{
+	sess_send(x->s, json_pack("{s:s, s:I}", "type", type, "id", x->in.id), NULL, 0);
+}
+
+static void sf_soft_stop(struct sb_feeder *f, struct sb_sup *s)
+{
+	(void)s;
+	send_stop(sf(f), "interrupt");
+}
+
+static void sf_hard_kill(struct sb_feeder *f)
+{
+	struct sess_feeder *x = sf(f);
+	if (!x->kill_sent && !sess_dead(x->s, NULL, 0))
+		send_stop(x, x->job ? "jobkill" : "kill");
+	x->kill_sent = true;
+}
+
+static bool sf_drained(const struct sb_feeder *f)
+{
+	return sf(f)->done || sess_dead(sf(f)->s, NULL, 0);
+}
+
+static const struct sb_feeder_ops call_ops = {
+	.fds = sf_fds, .ready = sf_ready, .soft_stop = sf_soft_stop, .hard_kill = sf_hard_kill, .drained = sf_drained,
+};
+/* A job has no soft stop: cancel and timeout kill it at once. */
+static const struct sb_feeder_ops job_ops = {
+	.fds = sf_fds, .ready = sf_ready, .soft_stop = NULL, .hard_kill = sf_hard_kill, .drained = sf_drained,
+};
+
+int sess_feeder_init(struct sess_feeder *x, struct sess *s, bool job)
+{
+	memset(x, 0, sizeof *x);
+	x->f.ops = job ? &job_ops : &call_ops;
+	x->s = s;
+	x->job = job;
+	x->exit_code = -1;
+	return sess_route(s, &x->in);
+}
+
+void sess_feeder_fini(struct sess_feeder *x)
+{
+	sess_unroute(x->s, &x->in);
+}
+
+json_t *sess_sandbox_json(struct sess *s)
+{
+	json_t *o = s->w->sb.enforced ? json_deep_copy(s->w->sb.enforced) : json_object();
+	json_object_set_new(o, "session", json_pack("{s:s, s:s, s:s, s:s}", "id", s->id, "lang", sb_lang_name(s->lang),
+						     "workspace", "/work", "memory_limit", s->w->sb_limits.memory));
+	return o;
+}
+
+void sess_run_call(struct sess *s, const struct sb_job *job, const struct sb_run_hooks *hooks, struct sb_result *res,
+		   struct sb_session_verdict *v)
+{
+	struct sess_feeder x;
+	struct sb_capture_sink cap;
+	if (sess_feeder_init(&x, s, false) || sb_capture_sink_init(&cap, job->limits.output_bytes)) {
+		res->internal_error = strdup("out of memory");
+		return;
+	}
+	struct sb_sup sup;
+	sb_sup_init(&sup, &x.f, &cap.sink, (uint64_t)job->limits.timeout_s * 1000, hooks, NULL);
+	json_t *h = json_pack("{s:s, s:I, s:s}", "type", "run", "id", x.in.id, "lang", sb_lang_name(job->lang));
+	json_object_set_new(h, "code_bytes", json_integer((json_int_t)job->code_len));
+	if (sess_send(s, h, job->code, job->code_len))
+		sb_sup_broken(&sup, "session %s ended before the call could start", s->id);
+	else
+		sb_sup_run(&sup);
+	if (x.done) {
+		res->exit_code = x.exit_code;
+		res->signal = x.signal;
+	} else if (sup.killed && !sess_dead(s, NULL, 0)) {
+		/* A hard stop the controller did not confirm: it is stuck. */
+		sess_kill(s, false, "it stopped answering when its code had to be stopped, and was closed");
+		sb_sup_broken(&sup, "session %s stopped answering and was closed", s->id);
+	}
+	char why[400];
+	if (!x.done && sess_dead(s, why, sizeof why)) {
+		v->closed = true;
+		snprintf(v->reason, sizeof v->reason, "%s", why);
+	}
+	v->interrupted = x.interrupted;
+	v->restarted = x.restarted;
+	if (x.restarted)
+		snprintf(v->reason, sizeof v->reason, "%s", x.reason);
+	sb_sup_verdict(&sup, res);
+	sb_capture_sink_finish(&cap, res);
+	res->duration_ms = sb_now_ms() - sup.start;
+	res->sandbox = sess_sandbox_json(s);
+	sess_feeder_fini(&x);
+}

@@ -1,0 +1,34 @@
+/* The supervisor's feeders for a session's call and for a background job
+ * in a session's sandbox (runner/sess_feed.c). Internal to src/runner/. */
+#ifndef SAGEBOX_SESS_FEED_H
+#define SAGEBOX_SESS_FEED_H
+
+#include "runner/sess.h"
+#include "runner/supervise.h"
+
+struct sess_feeder {
+	struct sb_feeder f;        /* first: the supervisor's view */
+	struct sess *s;
+	struct sess_inbox in;      /* its frames; in.id is the request's id */
+	bool job;                  /* a job: hard stop only, "jobkill" */
+	bool started, done, kill_sent;
+	int exit_code, signal;     /* from the done frame */
+	bool interrupted, restarted, killed;
+	char reason[400];          /* why the interpreter was restarted */
+	char error[400];           /* why the controller refused a job */
+};
+
+/* Route an inbox for it (0), or -1 when out of resources. */
+int sess_feeder_init(struct sess_feeder *x, struct sess *s, bool job);
+void sess_feeder_fini(struct sess_feeder *x);
+
+/* A call in the session's interpreter under the supervisor, its output in
+ * a head+tail capture as a stateless call's: fills res and v. The caller
+ * holds the interpreter (sess_take). */
+void sess_run_call(struct sess *s, const struct sb_job *job, const struct sb_run_hooks *hooks, struct sb_result *res,
+		   struct sb_session_verdict *v);
+
+/* The backend's verified report of the session's sandbox, with the session. */
+json_t *sess_sandbox_json(struct sess *s);
+
+#endif

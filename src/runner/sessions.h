@@ -1,0 +1,108 @@
+/* Sessions and background jobs (issue 10), the runner's public API for the
+ * tools layer.
+ *
+ * A session is a sandbox of its own (every backend: its own namespaces,
+ * workspace tmpfs at /work and limits) running one interpreter that keeps
+ * its state between calls (a Sage or Python globals dict, a bash). It is
+ * known by a random id ("s_" + 32 hex digits from getrandom: 128 bits) and
+ * belongs to the client (owner id) that opened it: another client's id is
+ * "unknown" to everyone else, exactly like an id that never existed. Each
+ * call supervised like a stateless one (runner/supervise.c), with a soft
+ * stop first: a timeout or cancel interrupts the code (KeyboardInterrupt);
+ * when it does not stop within the grace, the interpreter is restarted and
+ * the caller is told its state was lost.
+ *
+ * A background job ("j_" + 32 hex) runs in a session's sandbox (a fork of
+ * its interpreter, beside its calls) or, without one, in a sandbox of its
+ * own; its output goes to a pageable log. Jobs end with their session or
+ * with sagebox.
+ *
+ * Limits per client: max_sessions open sessions, max_jobs running jobs. A
+ * session unused for session_idle_minutes (no call, no running job) is
+ * closed. One ready spare sandbox per language in use makes session_open
+ * (and job_start) fast. Thread-safe: every function may be called from any
+ * thread. */
+#ifndef SAGEBOX_SESSIONS_H
+#define SAGEBOX_SESSIONS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config/config.h"
+#include "core/job.h"
+#include "core/result.h"
+#include "runner/runner.h"
+#include "util/error.h"
+
+#define SB_SESSION_ID_LEN 35 /* "s_" or "j_", 32 hex digits, NUL */
+#define SB_OWNER_MAX 64
+
+struct sb_sessions;
+struct sb_backend;
+
+struct sb_sessions *sb_sessions_new(const struct sb_config *cfg, const struct sb_backend *be);
+/* Ends every session and job (their processes die), then frees. */
+void sb_sessions_free(struct sb_sessions *ss);
+
+/* ---- sessions */
+struct sb_session_opened {
+	char id[SB_SESSION_ID_LEN];
+	enum sb_lang lang;
+	unsigned idle_expiry_s;
+	bool from_spare;       /* a ready spare was taken (no waiting for a start) */
+};
+int sb_session_open(struct sb_sessions *ss, const char *owner, enum sb_lang lang, struct sb_session_opened *out,
+		    struct sb_error *err);
+/* {"sessions": [{session_id, lang, age_s, idle_s, busy, memory_bytes,
+ * private_memory_bytes, running_jobs: [...]}], "max_sessions", ...}. */
+json_t *sb_session_list(struct sb_sessions *ss, const char *owner);
+/* Fresh globals (a new interpreter), files kept. */
+int sb_session_reset(struct sb_sessions *ss, const char *owner, const char *id, struct sb_error *err);
+/* Every process of it dies, its workspace is discarded, its jobs end. */
+int sb_session_close(struct sb_sessions *ss, const char *owner, const char *id, struct sb_error *err);
+
+/* What a call in a session did to the session, besides its result. */
+struct sb_session_verdict {
+	bool interrupted;      /* it was interrupted (timeout, cancel, flood) */
+	bool restarted;        /* the interpreter was restarted: variables gone */
+	bool closed;           /* the session itself ended (it stopped answering) */
+	char reason[400];      /* why, when restarted or closed */
+};
+/* Run job in the session's interpreter (job->lang must suit the session: a
+ * Sage session takes Sage and Python). -1 with err when the session cannot
+ * take it (unknown, expired, wrong language); 0 with a result otherwise. */
+int sb_session_run(struct sb_sessions *ss, const char *owner, const char *id, const struct sb_job *job,
+		   const struct sb_run_hooks *hooks, struct sb_result *res, struct sb_session_verdict *v,
+		   struct sb_error *err);
+
+/* ---- files (resolved inside the session's sandbox, beneath /work) */
+/* reply: {path, bytes}; a full workspace is err (err->errnum ENOSPC). */
+int sb_session_write(struct sb_sessions *ss, const char *owner, const char *id, const char *path, const void *data,
+		     size_t n, bool append, json_t **reply, struct sb_error *err);
+/* Bytes [offset, offset + length) of a regular file to fn in chunks;
+ * meta: {path, size, mtime}. */
+int sb_session_read(struct sb_sessions *ss, const char *owner, const char *id, const char *path, uint64_t offset,
+		    uint64_t length, int (*fn)(void *ctx, const char *p, size_t n), void *ctx, json_t **meta,
+		    struct sb_error *err);
+/* reply: {path, entries: [{name, type, size, mtime}], cut}. */
+int sb_session_files(struct sb_sessions *ss, const char *owner, const char *id, const char *path, json_t **reply,
+		     struct sb_error *err);
+
+/* ---- background jobs */
+/* Start code as a job, in session_id's sandbox or (NULL) in one of its
+ * own; timeout_s <= job_timeout. The id is known at once; the job starts
+ * in the background. */
+int sb_job_start(struct sb_sessions *ss, const char *owner, enum sb_lang lang, const char *code, size_t code_len,
+		 const char *session_id, unsigned timeout_s, char id_out[SB_SESSION_ID_LEN], struct sb_error *err);
+/* {job_id, state, lang, session_id, runtime_ms, exit_code, signal,
+ * output_bytes, last_output, error}. state: queued, running, done,
+ * failed, timed_out, cancelled. */
+json_t *sb_job_status(struct sb_sessions *ss, const char *owner, const char *id, struct sb_error *err);
+/* {job_id, state, offset, next_offset, end_offset, dropped_bytes, output}:
+ * up to max bytes of the job's output from offset. */
+json_t *sb_job_output(struct sb_sessions *ss, const char *owner, const char *id, uint64_t offset, size_t max,
+		      struct sb_error *err);
+int sb_job_cancel(struct sb_sessions *ss, const char *owner, const char *id, struct sb_error *err);
+
+#endif

@@ -1,0 +1,70 @@
+/* Two optional steps of the new root (mounts.c): a session's workspace, a
+ * writable tmpfs at /work of its own size, and the host directories the
+ * user chose to share, bound read-only at /data/NAME in every sandbox.
+ * Runs in init, single-threaded: failures are reported with
+ * nat_child_fail. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sandbox/native/native.h"
+
+static void under(char *out, size_t n, const char *root, const char *a, const char *b)
+{
+	if (snprintf(out, n, "%s%s%s", root, a, b) >= (int)n)
+		nat_child_fail("mounts", ENAMETOOLONG, "%s%s", a, b);
+}
+
+void nat_open_shares(const struct nat_plan *p, int fds[SB_SHARES_MAX])
+{
+	/* Opened by path now, as the unprivileged host user (a directory it
+	 * cannot read is refused here, not exposed), and bound later from
+	 * the fd: the root tmpfs will cover anything below NEWROOT. */
+	for (unsigned i = 0; i < p->n_shares && i < SB_SHARES_MAX; i++) {
+		fds[i] = open(p->shares[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (fds[i] < 0)
+			nat_child_fail_hint("mounts", errno, "the sandbox user must be able to read it, or drop it from share",
+					    "cannot open the shared directory %s", p->shares[i]);
+	}
+}
+
+void nat_mount_shares(const struct nat_plan *p, const int fds[SB_SHARES_MAX], const char *newroot)
+{
+	char dst[PATH_MAX], src[64];
+	if (!p->n_shares)
+		return;
+	under(dst, sizeof dst, newroot, SB_SHARE_MOUNT, "");
+	if (mkdir(dst, 0755) != 0)
+		nat_child_fail("mounts", errno, "mkdir %s", dst);
+	for (unsigned i = 0; i < p->n_shares && i < SB_SHARES_MAX; i++) {
+		under(dst, sizeof dst, newroot, SB_SHARE_MOUNT, strrchr(p->shares[i], '/'));
+		if (mkdir(dst, 0755) != 0)
+			nat_child_fail("mounts", errno, "mkdir %s", dst);
+		snprintf(src, sizeof src, "/proc/self/fd/%d", fds[i]);
+		/* Read-only, nosuid, nodev on it and every submount (nat_bind):
+		 * the code can read what the user shared, never change it. */
+		nat_bind(src, dst, false);
+		close(fds[i]);
+	}
+}
+
+void nat_mount_workspace(const struct nat_plan *p, const char *newroot)
+{
+	char dst[PATH_MAX], opts[96];
+	if (!p->workspace_bytes)
+		return;
+	under(dst, sizeof dst, newroot, SB_SANDBOX_WORKSPACE, "");
+	if (mkdir(dst, 0755) != 0)
+		nat_child_fail("mounts", errno, "mkdir %s", dst);
+	/* Size-limited (its pages are charged to the sandbox's memory cgroup
+	 * too), nosuid,nodev: a session's files cannot fill the host's memory
+	 * or carry a setuid binary or a device node. */
+	snprintf(opts, sizeof opts, "mode=0755,size=%llu,nr_inodes=65536", (unsigned long long)p->workspace_bytes);
+	if (mount("sagebox-work", dst, "tmpfs", MS_NOSUID | MS_NODEV, opts) != 0)
+		nat_child_fail("mounts", errno, "mount tmpfs on %s", SB_SANDBOX_WORKSPACE);
+}

@@ -1,0 +1,79 @@
+/* The session, file and background-job tools (issue 10): descriptions for a
+ * model, output schemas, handlers. The work is the runner's
+ * (runner/sessions.h); these turn checked arguments into its calls and its
+ * answers (or errors) into results a model can act on. */
+#ifndef SAGEBOX_TOOLS_SESSIONS_H
+#define SAGEBOX_TOOLS_SESSIONS_H
+
+#include "runner/sessions.h"
+#include "tools/tool.h"
+
+/* The largest file_write: 8 MiB of decoded content. */
+#define SB_FILE_WRITE_MAX (8u << 20)
+/* Session and job ids are 34 characters; a longer argument is refused by
+ * the schema, a wrong one gets the "unknown id" error. */
+#define SB_HANDLE_MAX_CHARS 64
+
+/* Shared by the handlers (session_tools.c). */
+/* The runner's sessions, or NULL with an error result already in out. */
+struct sb_sessions *sb_tools_sessions(struct sb_tool_ctx *ctx, struct sb_tool_result *out);
+/* An error result: the message, the hint, structured {error, hint}. */
+void sb_tools_error(struct sb_tool_ctx *ctx, struct sb_tool_result *out, const struct sb_error *err);
+/* A success: text, structured (stolen), the audit verdict "ok". */
+void sb_tools_ok(struct sb_tool_ctx *ctx, struct sb_tool_result *out, const char *text, json_t *structured);
+/* Any text as one line of a message (control characters shown as '?'). */
+json_t *sb_tools_open_schema(void);
+
+/* session_tools.c */
+char *sb_session_open_description(const struct sb_config *cfg);
+char *sb_session_list_description(const struct sb_config *cfg);
+char *sb_session_reset_description(const struct sb_config *cfg);
+char *sb_session_close_description(const struct sb_config *cfg);
+char *sb_session_id_description(const struct sb_config *cfg);
+void sb_session_open_handler(const struct sb_tool *t, const json_t *args, struct sb_tool_ctx *ctx,
+			     struct sb_tool_result *out);
+void sb_session_list_handler(const struct sb_tool *t, const json_t *args, struct sb_tool_ctx *ctx,
+			     struct sb_tool_result *out);
+void sb_session_reset_handler(const struct sb_tool *t, const json_t *args, struct sb_tool_ctx *ctx,
+			      struct sb_tool_result *out);
+void sb_session_close_handler(const struct sb_tool *t, const json_t *args, struct sb_tool_ctx *ctx,
+			      struct sb_tool_result *out);
+/* "sage", "python", "shell": the lang argument's choices. */
+extern const char *const sb_tools_langs[];
+
+/* file_tools.c */
+char *sb_file_write_description(const struct sb_config *cfg);
+char *sb_file_read_description(const struct sb_config *cfg);
+char *sb_file_list_description(const struct sb_config *cfg);
+char *sb_file_export_description(const struct sb_config *cfg);
+int sb_file_write_check(const struct sb_tool *t, const json_t *args, char *msg, size_t size);
+void sb_file_write_handler(const struct sb_tool *t, const json_t *args, struct sb_tool_ctx *ctx,
+			   struct sb_tool_result *out);
+void sb_file_read_handler(const struct sb_tool *t, const json_t *args, struct sb_tool_ctx *ctx,
+			  struct sb_tool_result *out);
+void sb_file_list_handler(const struct sb_tool *t, const json_t *args, struct sb_tool_ctx *ctx,
+			  struct sb_tool_result *out);
+void sb_file_export_handler(const struct sb_tool *t, const json_t *args, struct sb_tool_ctx *ctx,
+			    struct sb_tool_result *out);
+
+/* job_tools.c */
+char *sb_job_start_description(const struct sb_config *cfg);
+char *sb_job_status_description(const struct sb_config *cfg);
+char *sb_job_output_description(const struct sb_config *cfg);
+char *sb_job_cancel_description(const struct sb_config *cfg);
+char *sb_job_timeout_description(const struct sb_config *cfg);
+int sb_job_start_check(const struct sb_tool *t, const json_t *args, char *msg, size_t size);
+void sb_job_start_handler(const struct sb_tool *t, const json_t *args, struct sb_tool_ctx *ctx,
+			  struct sb_tool_result *out);
+void sb_job_status_handler(const struct sb_tool *t, const json_t *args, struct sb_tool_ctx *ctx,
+			   struct sb_tool_result *out);
+void sb_job_output_handler(const struct sb_tool *t, const json_t *args, struct sb_tool_ctx *ctx,
+			   struct sb_tool_result *out);
+void sb_job_cancel_handler(const struct sb_tool *t, const json_t *args, struct sb_tool_ctx *ctx,
+			   struct sb_tool_result *out);
+
+/* run.c: a run tool's call in a session (session_id given). */
+void sb_run_in_session(const struct sb_tool *t, const char *session_id, const struct sb_job *job,
+		       struct sb_tool_ctx *ctx, struct sb_tool_result *out);
+
+#endif
