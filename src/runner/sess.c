@@ -150,10 +150,14 @@ static void *pump_main(void *arg)
 
 /* ---- start and end */
 /* The limits the interpreter holds itself to, for the controller's argv. */
-static char *interp_limits(const struct sb_limits *l)
+static char *interp_limits(const struct sb_limits *l, enum sb_lang lang)
 {
-	json_t *o = json_pack("{s:I, s:I, s:I}", "memory_bytes", (json_int_t)l->memory_bytes, "nofile",
-			      (json_int_t)l->nofile, "fsize_bytes", (json_int_t)l->fsize_bytes);
+	/* warm_mib: what the controller may use for itself (its warm-ups
+	 * stop short of it), the allowance its sandbox has on top of the
+	 * job's memory. */
+	json_t *o = json_pack("{s:I, s:I, s:I, s:I}", "memory_bytes", (json_int_t)l->memory_bytes, "nofile",
+			      (json_int_t)l->nofile, "fsize_bytes", (json_int_t)l->fsize_bytes, "warm_mib",
+			      (json_int_t)(sb_wkind_allowance(sb_wkind_for(lang)) >> 20));
 	char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	json_decref(o);
 	return s;
@@ -163,7 +167,7 @@ struct sess *sess_spawn(const struct sb_config *cfg, const struct sb_backend *be
 			unsigned lifetime_s, struct sb_error *err)
 {
 	struct sess *s = calloc(1, sizeof *s);
-	char *limits = interp_limits(&cfg->limits);
+	char *limits = interp_limits(&cfg->limits, lang);
 	if (!s || !limits || !(s->w = sb_worker_new(sb_wkind_for(lang), &cfg->limits))) {
 		free(s);
 		free(limits);
@@ -322,7 +326,7 @@ int sess_send(struct sess *s, json_t *hdr, const void *raw, size_t n)
 	return rc;
 }
 
-int sess_request(struct sess *s, json_t *hdr, const void *raw, size_t n, int timeout_ms,
+int sess_request(struct sess *s, json_t *hdr, const void *raw, size_t n, int timeout_ms, unsigned flags,
 		 int (*on_data)(void *ctx, const char *p, size_t n), void *ctx, json_t **reply, struct sb_error *err)
 {
 	struct sess_inbox in;
@@ -359,6 +363,8 @@ int sess_request(struct sess *s, json_t *hdr, const void *raw, size_t n, int tim
 		sess_ended_error(s, err);
 		return -1;
 	}
+	if (flags & SESS_MAY_WAIT)
+		return sb_fail(err, "session %s did not answer within %d ms", s->id, timeout_ms);
 	sess_kill(s, false, "its controller did not answer within %d s", timeout_ms / 1000);
 	sess_ended_error(s, err);
 	return -1;

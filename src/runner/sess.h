@@ -102,8 +102,10 @@ int sess_send(struct sess *s, json_t *hdr, const void *raw, size_t n);
 
 /* A request and its reply: data frames go to on_data (may be NULL), the
  * reply's header (new reference) to *reply. -1 with err when the session
- * ended or did not answer within timeout_ms. */
-int sess_request(struct sess *s, json_t *hdr, const void *raw, size_t n, int timeout_ms,
+ * ended or did not answer within timeout_ms (which ends it, unless the
+ * request is SESS_MAY_WAIT: a figure that may come late). */
+#define SESS_MAY_WAIT 1
+int sess_request(struct sess *s, json_t *hdr, const void *raw, size_t n, int timeout_ms, unsigned flags,
 		 int (*on_data)(void *ctx, const char *p, size_t n), void *ctx, json_t **reply, struct sb_error *err);
 
 /* Take the interpreter (wait while another call has it). 0; 1 when

@@ -37,7 +37,7 @@ int sb_session_write(struct sb_sessions *ss, const char *owner, const char *id, 
 		return -1;
 	json_t *h = json_pack("{s:s, s:s, s:b, s:I}", "type", "write", "path", path, "append", append, "code_bytes",
 			      (json_int_t)n);
-	int rc = sess_request(s, h, data, n, FILE_TIMEOUT_MS, NULL, NULL, reply, err);
+	int rc = sess_request(s, h, data, n, FILE_TIMEOUT_MS, 0, NULL, NULL, reply, err);
 	if (!rc && answer(*reply, err)) {
 		json_decref(*reply);
 		*reply = NULL;
@@ -77,7 +77,7 @@ int sb_session_read(struct sb_sessions *ss, const char *owner, const char *id, c
 		json_t *h = json_pack("{s:s, s:s, s:I, s:I}", "type", "read", "path", path, "offset",
 				      (json_int_t)(offset + done), "length", (json_int_t)step);
 		json_t *reply = NULL;
-		rc = sess_request(s, h, NULL, 0, FILE_TIMEOUT_MS, count_and_pass, &c, &reply, err);
+		rc = sess_request(s, h, NULL, 0, FILE_TIMEOUT_MS, 0, count_and_pass, &c, &reply, err);
 		if (!rc)
 			rc = answer(reply, err);
 		if (!rc) {
@@ -105,7 +105,7 @@ int sb_session_files(struct sb_sessions *ss, const char *owner, const char *id, 
 	if (reg_get(ss, owner, id, &s, err))
 		return -1;
 	json_t *h = json_pack("{s:s, s:s?}", "type", "list", "path", path);
-	int rc = sess_request(s, h, NULL, 0, FILE_TIMEOUT_MS, NULL, NULL, reply, err);
+	int rc = sess_request(s, h, NULL, 0, FILE_TIMEOUT_MS, 0, NULL, NULL, reply, err);
 	if (!rc && answer(*reply, err)) {
 		json_decref(*reply);
 		*reply = NULL;

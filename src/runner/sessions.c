@@ -125,29 +125,23 @@ int reg_get(struct sb_sessions *ss, const char *owner, const char *id, struct se
 /* ---- spares */
 static void *maker_main(void *arg)
 {
-	struct sb_sessions *ss = arg;
+	struct spare *sp = arg;
+	struct sb_sessions *ss = sp->ss;
 	pthread_mutex_lock(&ss->lock);
 	while (!ss->stopping) {
-		int lang = -1;
 		uint64_t now = sb_now_ms();
-		for (int l = 0; l < 3 && lang < 0; l++) {
-			struct spare *sp = &ss->spares[l];
-			bool retry_ok = !sp->failures || sp->waiting || now >= sp->failed_ms + SPARE_RETRY_MS;
-			if (sp->wanted && !sp->ready && retry_ok)
-				lang = l;
-		}
-		if (lang < 0) {
+		bool retry_ok = !sp->failures || sp->waiting || now >= sp->failed_ms + SPARE_RETRY_MS;
+		if (!sp->wanted || sp->ready || !retry_ok) {
 			struct timespec ts;
 			clock_gettime(CLOCK_REALTIME, &ts);
 			ts.tv_sec += 1;
 			pthread_cond_timedwait(&ss->changed, &ss->lock, &ts);
 			continue;
 		}
-		struct spare *sp = &ss->spares[lang];
 		sp->making = true;
 		pthread_mutex_unlock(&ss->lock);
 		struct sb_error err = {0};
-		struct sess *s = sess_spawn(ss->cfg, ss->be, (enum sb_lang)lang, 0, &err);
+		struct sess *s = sess_spawn(ss->cfg, ss->be, sp->lang, 0, &err);
 		pthread_mutex_lock(&ss->lock);
 		sp->making = false;
 		if (s && !ss->stopping) {
@@ -208,6 +202,8 @@ struct sess *reg_new_session(struct sb_sessions *ss, const char *owner, enum sb_
 		pthread_cond_broadcast(&ss->changed); /* the maker starts the next spare */
 	}
 	pthread_mutex_unlock(&ss->lock);
+	if (s)
+		sess_send(s, json_pack("{s:s, s:i}", "type", "claim", "id", 0), NULL, 0);
 	return s;
 }
 
@@ -248,6 +244,17 @@ static void *reaper_main(void *arg)
 	return NULL;
 }
 
+static void stop_threads(struct sb_sessions *ss)
+{
+	pthread_mutex_lock(&ss->lock);
+	ss->stopping = true;
+	pthread_cond_broadcast(&ss->changed);
+	pthread_mutex_unlock(&ss->lock);
+	for (unsigned i = 0; i < ss->threads; i++)
+		pthread_join(i < 3 ? ss->spares[i].maker : ss->reaper, NULL);
+	ss->threads = 0;
+}
+
 struct sb_sessions *sb_sessions_new(const struct sb_config *cfg, const struct sb_backend *be)
 {
 	struct sb_sessions *ss = calloc(1, sizeof *ss);
@@ -257,20 +264,22 @@ struct sb_sessions *sb_sessions_new(const struct sb_config *cfg, const struct sb
 	ss->be = be;
 	pthread_mutex_init(&ss->lock, NULL);
 	pthread_cond_init(&ss->changed, NULL);
-	if (pthread_create(&ss->maker, NULL, maker_main, ss) != 0) {
+	for (int l = 0; l < 3; l++) {
+		ss->spares[l].ss = ss;
+		ss->spares[l].lang = (enum sb_lang)l;
+		if (pthread_create(&ss->spares[l].maker, NULL, maker_main, &ss->spares[l]) != 0)
+			break;
+		ss->threads++;
+	}
+	if (ss->threads == 3 && pthread_create(&ss->reaper, NULL, reaper_main, ss) == 0)
+		ss->threads++;
+	if (ss->threads < 4) {
+		stop_threads(ss);
+		pthread_cond_destroy(&ss->changed);
+		pthread_mutex_destroy(&ss->lock);
 		free(ss);
 		return NULL;
 	}
-	if (pthread_create(&ss->reaper, NULL, reaper_main, ss) != 0) {
-		pthread_mutex_lock(&ss->lock);
-		ss->stopping = true;
-		pthread_cond_broadcast(&ss->changed);
-		pthread_mutex_unlock(&ss->lock);
-		pthread_join(ss->maker, NULL);
-		free(ss);
-		return NULL;
-	}
-	ss->threads = true;
 	return ss;
 }
 
@@ -278,14 +287,7 @@ void sb_sessions_free(struct sb_sessions *ss)
 {
 	if (!ss)
 		return;
-	pthread_mutex_lock(&ss->lock);
-	ss->stopping = true;
-	pthread_cond_broadcast(&ss->changed);
-	pthread_mutex_unlock(&ss->lock);
-	if (ss->threads) {
-		pthread_join(ss->maker, NULL);
-		pthread_join(ss->reaper, NULL);
-	}
+	stop_threads(ss);
 	/* Every sandbox first (their jobs see their sessions end), then the
 	 * jobs' threads, then the memory. */
 	pthread_mutex_lock(&ss->lock);
@@ -339,7 +341,7 @@ static void memory_of(struct sess *s, json_t *o)
 {
 	json_t *reply = NULL;
 	struct sb_error err = {0};
-	if (sess_request(s, json_pack("{s:s}", "type", "stat"), NULL, 0, STAT_TIMEOUT_MS, NULL, NULL, &reply, &err) ||
+	if (sess_request(s, json_pack("{s:s}", "type", "stat"), NULL, 0, STAT_TIMEOUT_MS, SESS_MAY_WAIT, NULL, NULL, &reply, &err) ||
 	    !json_is_true(json_object_get(reply, "ok"))) {
 		json_object_set_new(o, "memory_bytes", json_null());
 	} else {
@@ -399,7 +401,7 @@ int sb_session_reset(struct sb_sessions *ss, const char *owner, const char *id, 
 	int rc = sess_take(s, -1, err);
 	json_t *reply = NULL;
 	if (!rc) {
-		rc = sess_request(s, json_pack("{s:s}", "type", "reset"), NULL, 0, 60000, NULL, NULL, &reply, err);
+		rc = sess_request(s, json_pack("{s:s}", "type", "reset"), NULL, 0, 60000, 0, NULL, NULL, &reply, err);
 		sess_give(s);
 	}
 	json_decref(reply);

@@ -20,6 +20,9 @@ struct tomb {
 
 /* The ready spare sandbox of one language. */
 struct spare {
+	struct sb_sessions *ss;
+	enum sb_lang lang;
+	pthread_t maker;   /* one per language: a Sage start never delays a shell's */
 	struct sess *ready;
 	bool wanted;       /* the language is in use: keep one ready */
 	bool making;       /* the maker is starting one */
@@ -42,8 +45,8 @@ struct sb_sessions {
 	struct spare spares[3];     /* by enum sb_lang */
 	struct bjob *jobs;
 	bool stopping;
-	pthread_t maker, reaper;
-	bool threads;
+	pthread_t reaper;
+	unsigned threads;  /* makers and reaper started */
 };
 
 /* A random id: prefix ("s_", "j_") and 32 hex digits (128 bits). */

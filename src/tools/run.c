@@ -135,7 +135,7 @@ void sb_run_handler(const struct sb_tool *t, const json_t *args, struct sb_tool_
 	ctx->audit->timeout_s = job.limits.timeout_s;
 
 	const char *sid = sb_tool_arg_text(args, "session_id", NULL);
-	if (sid) {
+	if (sid && srv->runner) { /* (no runner: the error below, as any call's) */
 		sb_run_in_session(t, sid, &job, ctx, out);
 		return;
 	}
@@ -180,20 +180,39 @@ static void session_note(struct sb_buf *b, const char *sid, const struct sb_sess
 				 "job_start with this session_id.]");
 }
 
+/* The session cannot take the call (unknown, expired, wrong language): a
+ * tool error; its structuredContent keeps the run tools' schema (clients
+ * check it, error or not): a result that never ran, with the error. */
+static void session_unusable(struct sb_tool_ctx *ctx, struct sb_tool_result *out, const struct sb_error *err)
+{
+	sb_tools_error(ctx, out, err);
+	json_decref(out->structured);
+	struct sb_result res;
+	sb_result_init(&res);
+	res.out.data = strdup("");
+	res.err.data = strdup("");
+	res.internal_error = strdup(err->msg);
+	res.hint = err->hint[0] ? strdup(err->hint) : NULL;
+	out->structured = sb_result_to_json(&res);
+	sb_result_free(&res);
+}
+
 void sb_run_in_session(const struct sb_tool *t, const char *sid, const struct sb_job *job, struct sb_tool_ctx *ctx,
 		       struct sb_tool_result *out)
 {
 	const struct sb_tool_server *srv = ctx->srv;
-	struct sb_sessions *ss = sb_tools_sessions(ctx, out);
-	if (!ss)
+	struct sb_error err = {0};
+	struct sb_sessions *ss = sb_runner_sessions(srv->runner, &err);
+	if (!ss) {
+		session_unusable(ctx, out, &err);
 		return;
+	}
 	struct sb_result res;
 	struct sb_session_verdict v;
-	struct sb_error err = {0};
 	sb_result_init(&res);
 	if (sb_session_run(ss, ctx->owner, sid, job, &ctx->hooks, &res, &v, &err)) {
 		sb_result_free(&res);
-		sb_tools_error(ctx, out, &err);
+		session_unusable(ctx, out, &err);
 		return;
 	}
 	if (!res.out.data)

@@ -36,8 +36,6 @@ from .channel import Channel
 SHELL_STATUS_FD = 77
 # The largest request frame the interpreter reads (a run frame without code).
 REQ_MAX = 1 << 16
-# Idle time before the next warm-up step (Sage: plot, Maxima, ...).
-IDLE_BEFORE_WARMUP = 0.05
 
 # The bash side. Every builtin is called through `builtin` (a session may
 # define functions named trap or printf). An interrupt returns from the
@@ -144,9 +142,8 @@ def _stdio(null, out_w, err_w):
 class PyInterp(Interp):
     """A Sage or Python interpreter: a fork of the controller."""
 
-    def __init__(self, lang, glb, workspace, limits, warmups=()):
+    def __init__(self, lang, glb, workspace, limits):
         self.lang, self.glb, self.workspace, self.limits = lang, glb, workspace, limits
-        self.warmups = list(warmups)
 
     def start(self):
         self._spawn(self._child)
@@ -188,19 +185,14 @@ class Loop:
                 continue
 
     def serve(self):
-        import select
         while True:
             try:
-                if self.it.warmups and not select.select([self.ch.rfd], [], [], IDLE_BEFORE_WARMUP)[0]:
-                    self.warm_one()
-                    continue
                 hdr, _ = self.ch.recv()
                 code = self.ch.exact(int(hdr["code_bytes"])).decode("utf-8", "replace")
             except KeyboardInterrupt:
                 continue  # an interrupt that came after its call ended
             except (EOFError, ValueError, KeyError, TypeError):
                 return
-            self.it.warmups = []
             op = hdr.get("op")
             if op == "run":
                 self.calls += 1
@@ -212,26 +204,6 @@ class Loop:
                 self.report("done %d\n" % (status & 0xff))
             elif op == "job":
                 self.fork_job(hdr, code)
-
-    def warm_one(self):
-        """One of Sage's slow first uses (plot, Maxima, ...), paid before the
-        first call, in a throwaway copy of the globals, its chatter to
-        /dev/null (never into a call's output)."""
-        src = self.it.warmups.pop(0)
-        saved = [os.dup(1), os.dup(2)]
-        os.dup2(self.null, 1)
-        os.dup2(self.null, 2)
-        try:
-            exec(compile(cell.sage_preparse(src), "<warm-up>", "exec"), dict(self.it.glb))
-        except BaseException:
-            pass
-        flush()
-        os.dup2(saved[0], 1)
-        os.dup2(saved[1], 2)
-        for fd in saved:
-            os.close(fd)
-        import builtins
-        builtins.__dict__.pop("_", None)
 
     def fork_job(self, hdr, code):
         """A background job: a fork of this interpreter (it sees the

@@ -22,6 +22,7 @@ session's code cannot patch it, read it, or interrupt it.
                                      reply {id, ok, path, size, mtime}
   list {id, path}                    reply {id, ok, path, entries, cut}
   stat {id}                          reply {id, ok, rss_bytes, private_bytes}
+  claim {id}                         (a spare became a session: no more warm-ups)
                                      ready {pid, lang, ...} once, first
 
 The host trusts none of it beyond this one session (every session is a
@@ -43,6 +44,7 @@ from .interp import PyInterp, ShellInterp
 FD_FLOOR = 200          # the protocol's fds are moved up here, away from 0-2
 CHUNK = 1 << 16         # the most bytes in one out or data frame
 JOB_EXIT_GRACE = 0.3    # a job's output may stay open this long after it exited
+IDLE_BEFORE_WARMUP = 0.05  # idle this long (no call, no job) before a warm-up step
 STATUS_LINE_MAX = 256   # a status line longer than this is garbage
 # Signals the controller never takes (the session's code runs as the same
 # user; where Landlock has no signal scope it could otherwise stop us).
@@ -94,6 +96,8 @@ class Controller:
         self.pristine = None
         self.import_error = None
         self.lost = None            # why the interpreter was restarted between calls
+        self.warmups = []
+        self.interp_used = False    # a call, a job or a reset reached the interpreter
 
     def _high(self, fd):
         return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, FD_FLOOR)
@@ -111,6 +115,8 @@ class Controller:
                 self.pristine = cell.sage_globals()
                 cell.sage_preparse("x = 1\n")
                 from sage.version import version as sage
+                from .warmup import SAGE_WARMUPS
+                self.warmups = list(SAGE_WARMUPS)
             except BaseException:
                 self.import_error = traceback.format_exc()
         elif self.lang == "python":
@@ -131,17 +137,25 @@ class Controller:
         os.dup2(self.null, 2)
         return True
 
-    def spawn_interp(self, first=True):
+    def spawn_interp(self):
         if self.lang == "shell":
             env = dict(os.environ)
             self.interp = ShellInterp(self.shell, self.workspace, self.limits, env)
         else:
-            from .zygote import SAGE_WARMUPS
-            warm = SAGE_WARMUPS if self.lang == "sage" and first and self.import_error is None else ()
             glb = None if self.pristine is None else dict(self.pristine)
-            self.interp = PyInterp(self.lang, glb, self.workspace, self.limits, warm)
+            self.interp = PyInterp(self.lang, glb, self.workspace, self.limits)
         self.interp.start()
         self.st_buf = b""
+
+    def warm_one(self):
+        """One warm-up step while nothing happens; after the last, an
+        interpreter no call has reached yet is replaced by a fork of the
+        now warm controller (restarts are forks of it too)."""
+        from . import warmup
+        warmup.step(self.warmups, self.pristine, int(self.limits.get("warm_mib", 512)) * 1024, confine.libc())
+        if not self.warmups and not self.interp_used:
+            self.kill_interp()
+            self.spawn_interp()
 
     def shell_ready(self):
         """Wait for the shell's first status line: it runs and is bash."""
@@ -185,7 +199,7 @@ class Controller:
 
     def restart(self, why):
         self.kill_interp()
-        self.spawn_interp(first=False)
+        self.spawn_interp()
         if self.lang == "shell" and not self.shell_ready():
             raise RuntimeError("the shell could not be restarted")
         return why
@@ -269,6 +283,7 @@ class Controller:
                                    "was restarted")
                 self.finish_call(-1, signal.SIGKILL, why)
         elif t == "reset":
+            self.interp_used = True
             self.reply_after(rid, lambda: (self.restart("reset"), {})[1])
         elif t == "job":
             self.on_job(rid, hdr)
@@ -286,6 +301,10 @@ class Controller:
             self.reply_after(rid, lambda: dict(zip(("path", "entries", "cut"), self.ws.list(hdr.get("path")))))
         elif t == "stat":
             self.reply_after(rid, self.stat)
+        elif t == "claim":
+            # A spare became a client's session: it stops warming up (its
+            # CPU is the session's now), and answers at once from here on.
+            self.warmups = []
         else:
             raise Malformed("unexpected frame %r" % (t,))
 
@@ -303,6 +322,7 @@ class Controller:
         if self.call is not None:
             raise Malformed("a run frame while a call runs")
         self.call = {"id": rid, "interrupted": False}
+        self.interp_used = True
         lost, self.lost = self.lost, None
         if lost:
             msg = ("sagebox: note: %s; it was restarted, so the session's variables from before are gone "
@@ -333,6 +353,7 @@ class Controller:
             # then never blocks.
             fds[os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)] = name
         self.jobs[rid] = Job(rid, out_p, err_p, fds)
+        self.interp_used = True
         if self.lang == "shell":
             path = os.path.join(self.private, "job-%d.sh" % rid)
             with open(path, "wb") as f:
@@ -421,9 +442,15 @@ class Controller:
             timeout = None
             if any(j.status is not None for j in self.jobs.values()):
                 timeout = JOB_EXIT_GRACE / 2
+            idle = self.call is None and not self.jobs
+            if self.warmups and idle:
+                timeout = IDLE_BEFORE_WARMUP
             try:
                 ready = poll(fds, timeout)
             except InterruptedError:
+                continue
+            if not ready and self.warmups and idle:
+                self.warm_one()
                 continue
             for fd, ev in ready:
                 what = fds[fd]

@@ -27,6 +27,8 @@ from . import cell, confine, memory
 from .channel import Channel, Malformed, discard, pending, _splice
 from .janitor import Janitor
 from .procs import Procs, REAP_GRACE, exiting_status
+from .warmup import SAGE_WARMUPS
+from . import warmup
 
 FD_FLOOR = 200          # protocol fds are moved up here, away from 0-2
 CHUNK = 1 << 16         # the most bytes of output in one `out` frame
@@ -34,18 +36,6 @@ EXIT_GRACE_MS = 300     # pipes held open after the job's exit (as fresh);
                         # the host's exit_grace_ms overrides it
 IDLE_BEFORE_WARMUP = 0.05
 JOB_FRAME_MAX = 1 << 16  # the frame a spare gets on its job pipe
-
-# What Sage does slowly the first time, done once in the worker so that no
-# job pays for it: the first factor, the first plot (matplotlib, fonts), the
-# first symbolic integral (Maxima on ECL), numerics, linear algebra.
-SAGE_WARMUPS = (
-    "R.<x> = QQ[]\nfactor(x^4 - 1)\n",
-    "import io\n_b = io.BytesIO()\n"
-    "plot(sin(x), (x, 0, 1)).matplotlib().savefig(_b, format='png')\n",
-    "integrate(x^2, x); solve(x^2 - 2 == 0, x); simplify(sin(x)^2 + cos(x)^2)\n",
-    "matrix(QQ, 3, 3, range(9)).eigenvalues(); find_root(x^2 - 2, 0, 2)\n",
-    "N(pi, 50); is_prime(2^61 - 1); var('y'); diff(sin(x*y), x)\n",
-)
 
 # Run by each pre-forked Sage child before its job (see _pretouch).
 PRETOUCH = "R.<x> = QQ[]\nprint(factor(x^4 - 1))\nprint(2^10, 1/3 + 1/6, sqrt(2).n())\n"
@@ -138,20 +128,8 @@ class Worker:
         self.dirty = self.dirty or self.janitor.ask({"op": "baseline"})
 
     def _warm_one(self):
-        src = self.warmups.pop(0)
         self._drop_spares()  # forked before this warm-up: they would miss it
-        if self.glb is None or memory.status_kib("VmRSS") > self.warm_budget_kib * 3 // 4:
-            self.warmups = []
-            return
-        try:
-            exec(compile(cell.sage_preparse(src), "<warm-up>", "exec"), dict(self.glb))
-        except BaseException:
-            pass
-        for f in (sys.stdout, sys.stderr):
-            f.flush()
-        memory.freeze()
-        if not self.warmups:
-            memory.collapse_heap(self.libc)
+        warmup.step(self.warmups, self.glb, self.warm_budget_kib, self.libc)
         self._baseline()
 
     # -- main loop
