@@ -12,6 +12,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from hostproc import host_pids_with  # noqa: E402,F401
 
 BIN = os.environ.get("SAGEBOX_BIN", "/work/main/build/sagebox")
+# SAGEBOX_TEST_VIA=session: every run is made in a fresh session (meson test
+# sandbox-session); the few expectations that differ there (the workspace
+# /work, the interpreter's pipes to its controller) ask this.
+VIA_SESSION = os.environ.get("SAGEBOX_TEST_VIA") == "session"
 
 
 class Run:
@@ -32,7 +36,12 @@ class Run:
 
 
 def run(code, lang="python", args=(), timeout=60, env=None, backend="native"):
-    """Run code (on stdin) in a fresh sandbox; return a Run."""
+    """Run code (on stdin) in a fresh sandbox; return a Run. With
+    SAGEBOX_TEST_VIA=session, in a fresh session instead (tests/lib/sessionrun.py)."""
+    if VIA_SESSION:
+        import sessionrun
+        rc, out, err = sessionrun.run(BIN, code, lang, args, max(timeout, 180), env, backend)
+        return Run(subprocess.CompletedProcess([], rc, out, err))
     cmd = [BIN, "run", "--backend", backend, "--lang", lang, *args, "-"]
     e = dict(os.environ)
     if env:

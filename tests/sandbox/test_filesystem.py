@@ -5,7 +5,7 @@ import uuid
 
 import pytest
 
-from conftest import run
+from conftest import VIA_SESSION, run
 
 PROBE_PATHS = r"""
 import json, os, sys
@@ -32,6 +32,8 @@ def test_shadow_and_private_host_dirs_invisible():
         assert not v.startswith("READ:"), f"{p} readable: {v}"
     code = "import os, json; print(json.dumps({d: os.path.exists(d) for d in ['/home', '/root', '/var', '/run', '/mnt', '/opt', '/srv', '/boot', '/sys', '/work']}))"
     exists = run(code).json()
+    # a session's workspace is a tmpfs of its own at /work
+    assert exists.pop("/work") == VIA_SESSION, exists
     assert not any(exists.values()), exists
 
 
@@ -136,7 +138,7 @@ print(json.dumps({"cwd": os.getcwd(), "mib": n, "err": err, "home": os.path.isdi
 """
     # Enough memory that the tmpfs size, not the memory limit, trips first.
     res = run(code, args=("--memory", "1g")).json()
-    assert res["cwd"] == "/tmp/work" and res["home"] and res["dot_sage"] and res["owner"] == 1000
+    assert res["cwd"] == ("/work" if VIA_SESSION else "/tmp/work") and res["home"] and res["dot_sage"] and res["owner"] == 1000
     assert res["err"] in ("ENOSPC", "EFBIG"), res
     assert res["mib"] <= 260, res
 
