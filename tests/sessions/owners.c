@@ -1,0 +1,106 @@
+/* Sessions and jobs belong to the client that made them (issue 10): the
+ * registry (runner/sessions.c) keyed by owner id, with real Python sessions
+ * in native sandboxes. Another owner can neither list, use, reset nor close
+ * a session, nor see, read or cancel a job, and is told exactly what a
+ * never-issued id gets; the owner's own calls keep working throughout.
+ * (stdio has one client; the HTTP transport gives each client its own
+ * owner id, and tests its clients against each other over HTTP.) */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../unit/check.h"
+#include "config/config.h"
+#include "runner/sessions.h"
+#include "sandbox/sandbox.h"
+
+static struct sb_job job_of(const char *code)
+{
+	struct sb_job j = {0};
+	j.lang = SB_LANG_PYTHON;
+	j.code = code;
+	j.code_len = strlen(code);
+	j.limits.timeout_s = 30;
+	j.limits.output_bytes = 4096;
+	return j;
+}
+
+/* Run code in session id as owner; 0 with its stdout in out, or -1 with err. */
+static int run_as(struct sb_sessions *ss, const char *owner, const char *id, const char *code, char *out, size_t n,
+		  struct sb_error *err)
+{
+	struct sb_job j = job_of(code);
+	struct sb_result res;
+	sb_result_init(&res);
+	struct sb_session_verdict v = {0};
+	if (sb_session_run(ss, owner, id, &j, NULL, &res, &v, err))
+		return -1;
+	snprintf(out, n, "%s", res.out.data ? res.out.data : "");
+	sb_result_free(&res);
+	return 0;
+}
+
+int main(void)
+{
+	struct sb_config cfg;
+	struct sb_error err = {0};
+	sb_config_defaults(&cfg);
+	CHECK(sb_config_set(&cfg, "backend", "native", "test", &err) == 0);
+	struct sb_backend *be = sb_backend_open(&cfg, &err);
+	if (!be) {
+		fprintf(stderr, "no native sandbox here: %s (%s)\n", err.msg, err.hint);
+		return 1;
+	}
+	struct sb_sessions *ss = sb_sessions_new(&cfg, be);
+	CHECK(ss != NULL);
+
+	struct sb_session_opened a;
+	CHECK(sb_session_open(ss, "alice", SB_LANG_PYTHON, &a, &err) == 0);
+	char out[256];
+	CHECK(run_as(ss, "alice", a.id, "secret = 42", out, sizeof out, &err) == 0);
+
+	/* What an id nobody issued gets: the same words for another's. */
+	const char *never = "s_00000000000000000000000000000000";
+	struct sb_error e_never = {0}, e_other = {0};
+	CHECK(run_as(ss, "bob", never, "1", out, sizeof out, &e_never) == -1);
+	CHECK(run_as(ss, "bob", a.id, "print(secret)", out, sizeof out, &e_other) == -1);
+	CHECK_STR_CONTAINS(e_other.msg, a.id);
+	CHECK_STR_CONTAINS(e_never.msg, "unknown");
+	CHECK_STR_CONTAINS(e_other.msg, "unknown");
+
+	/* bob lists nothing, resets and closes nothing, writes, reads, lists no file */
+	json_t *l = sb_session_list(ss, "bob");
+	CHECK(json_array_size(json_object_get(l, "sessions")) == 0);
+	json_decref(l);
+	l = sb_session_list(ss, "alice");
+	CHECK(json_array_size(json_object_get(l, "sessions")) == 1);
+	json_decref(l);
+	CHECK(sb_session_reset(ss, "bob", a.id, &err) == -1);
+	CHECK(sb_session_close(ss, "bob", a.id, &err) == -1);
+	json_t *reply = NULL;
+	CHECK(sb_session_write(ss, "bob", a.id, "x.txt", "x", 1, false, &reply, &err) == -1 && !reply);
+	CHECK(sb_session_files(ss, "bob", a.id, NULL, &reply, &err) == -1 && !reply);
+	CHECK(sb_job_start(ss, "bob", SB_LANG_PYTHON, "print(secret)", 13, a.id, 60, (char[SB_SESSION_ID_LEN]){0},
+			   &err) == -1);
+
+	/* alice's job: bob can neither see, read nor cancel it */
+	char jid[SB_SESSION_ID_LEN];
+	CHECK(sb_job_start(ss, "alice", SB_LANG_PYTHON, "import time\nprint(secret)\ntime.sleep(30)", 39, a.id, 60, jid,
+			   &err) == 0);
+	CHECK(sb_job_status(ss, "bob", jid, &err) == NULL);
+	CHECK_STR_CONTAINS(err.msg, jid);
+	CHECK(sb_job_output(ss, "bob", jid, 0, 4096, &err) == NULL);
+	CHECK(sb_job_cancel(ss, "bob", jid, &err) == -1);
+	json_t *st = sb_job_status(ss, "alice", jid, &err);
+	CHECK(st != NULL);
+	json_decref(st);
+
+	/* everything of alice's is untouched */
+	CHECK(run_as(ss, "alice", a.id, "print(secret)", out, sizeof out, &err) == 0);
+	CHECK(!strcmp(out, "42\n"));
+	CHECK(sb_job_cancel(ss, "alice", jid, &err) == 0);
+	CHECK(sb_session_close(ss, "alice", a.id, &err) == 0);
+	sb_sessions_free(ss);
+	sb_backend_close(be);
+	return check_summary();
+}
