@@ -13,6 +13,14 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 export const BIN = process.env.SAGEBOX_BIN || path.resolve(here, '../../build/sagebox');
 export const REVISIONS = ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'];
 export const LATEST = '2025-11-25';
+// Every tool tools/list offers, sorted (the session, file and job tools of
+// issue 10 beside the run, status and self-test tools).
+export const TOOL_NAMES = [
+  'file_export', 'file_list', 'file_read', 'file_write',
+  'job_cancel', 'job_output', 'job_start', 'job_status',
+  'run_python', 'run_sagemath', 'run_shell', 'sandbox_self_test', 'sandbox_status',
+  'session_close', 'session_list', 'session_open', 'session_reset',
+];
 
 export function serverEnv(extra = {}) {
   return { ...process.env, ...extra };

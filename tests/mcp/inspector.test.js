@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
-import { BIN, serverEnv } from './helpers.js';
+import { BIN, serverEnv, TOOL_NAMES } from './helpers.js';
 
 const run = promisify(execFile);
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -23,8 +23,7 @@ async function inspect(...args) {
 
 test('inspector --cli: tools/list', { skip, timeout: 120000 }, async () => {
   const out = await inspect('--method', 'tools/list');
-  assert.deepEqual(out.tools.map((t) => t.name).sort(),
-    ['run_python', 'run_sagemath', 'run_shell', 'sandbox_self_test', 'sandbox_status']);
+  assert.deepEqual(out.tools.map((t) => t.name).sort(), TOOL_NAMES);
 });
 
 test('inspector --cli: tools/call run_sagemath', { skip, timeout: 180000 }, async () => {

@@ -5,7 +5,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 
 import {
-  RawServer, REVISIONS, LATEST, markedSleep, uniqueMarker, waitGone, waitPresent, vmHWMkB, sleep,
+  RawServer, REVISIONS, LATEST, markedSleep, uniqueMarker, waitGone, waitPresent, vmHWMkB, sleep, TOOL_NAMES,
 } from './helpers.js';
 
 async function withServer(fn, opts) {
@@ -64,7 +64,7 @@ describe('initialize and version negotiation', () => {
     const r = await s.request(2, 'initialize', { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'x', version: '1' } });
     assertError(r, -32600, 2);
     const list = await s.request(3, 'tools/list');
-    assert.ok(list.result.tools.length === 5);
+    assert.ok(list.result.tools.length === TOOL_NAMES.length);
     // Still the first negotiated revision: outputSchema is there.
     assert.ok(list.result.tools[0].outputSchema);
   }));
@@ -77,7 +77,7 @@ describe('initialize and version negotiation', () => {
     // A notification before initialize gets nothing back.
     s.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
     await s.initialize('2025-06-18');
-    assert.equal((await s.request(5, 'tools/list')).result.tools.length, 5);
+    assert.equal((await s.request(5, 'tools/list')).result.tools.length, TOOL_NAMES.length);
   }));
 
   test('ping answers {} with the same id (string and integer ids)', () => withServer(async (s) => {
@@ -99,8 +99,7 @@ describe('tools/list per revision', () => {
     test(`fields of ${v}`, () => withServer(async (s) => {
       await s.initialize(v);
       const { tools } = (await s.request(1, 'tools/list')).result;
-      assert.deepEqual(tools.map((t) => t.name).sort(),
-        ['run_python', 'run_sagemath', 'run_shell', 'sandbox_self_test', 'sandbox_status']);
+      assert.deepEqual(tools.map((t) => t.name).sort(), TOOL_NAMES);
       for (const t of tools) {
         assert.equal('title' in t, expect[v].title, `${t.name} title`);
         assert.equal('annotations' in t, expect[v].annotations, `${t.name} annotations`);
@@ -414,7 +413,7 @@ describe('cancellation, concurrency and shutdown (raw)', () => {
     await s.request('p', 'ping');
     assert.ok(Date.now() - t0 < 500, `ping took ${Date.now() - t0} ms`);
     const list = await s.request('l', 'tools/list');
-    assert.equal(list.result.tools.length, 5);
+    assert.equal(list.result.tools.length, TOOL_NAMES.length);
     s.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'long' } });
     assert.deepEqual(await waitGone(marker), []);
   }));
