@@ -24,6 +24,7 @@ static void usage(FILE *out)
 		"  self-test [--json]              the seed's self-test plus checks from inside the sandbox\n"
 		"  mcp                             serve the Model Context Protocol on stdin/stdout\n"
 		"  image build [--tag TAG]         build a Sage container image from Debian packages\n"
+		"  policy [--json]                 the system calls the sandbox refuses, and why\n"
 		"\n"
 		"  sagebox COMMAND --help          help for one command\n"
 		"  sagebox --help-settings         every setting, its flag, variable and allowed values\n"
@@ -53,6 +54,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "run"))
 		return sb_cli_run(argc - 1, argv + 1);
+	if (!strcmp(cmd, "policy"))
+		return sb_cli_policy(argc - 1, argv + 1);
 	if (!strcmp(cmd, "status"))
 		return sb_cli_status(argc - 1, argv + 1);
 	if (!strcmp(cmd, "self-test"))

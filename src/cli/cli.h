@@ -14,6 +14,8 @@ int sb_cli_self_test(int argc, char **argv);
 int sb_cli_mcp(int argc, char **argv);
 /* sagebox image build [--tag TAG]: a Sage image from Debian packages. */
 int sb_cli_image(int argc, char **argv);
+/* sagebox policy [--json]: the syscall policy table. */
+int sb_cli_policy(int argc, char **argv);
 
 /* Load the configuration (defaults, file, SAGEBOX_*), then apply setting
  * flags found in argv (--timeout 5, --timeout=5, --memory 1g, --backend ...,

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sandbox/user_resources.h"
 #include "util/fd.h"
 
 const char *const *sb_sandbox_env(void)
@@ -48,6 +49,9 @@ void sb_backend_settings_from(const struct sb_config *cfg, struct sb_backend_set
 	s->container_user = cfg->container_user;
 	s->shares = (const char (*)[PATH_MAX])cfg->shares;
 	s->n_shares = cfg->n_shares;
+	/* Idle warm workers of both kinds, every job slot, and one client's
+	 * sessions with a spare per language. */
+	s->max_sandboxes = cfg->pool_size * 2 + cfg->max_concurrent + cfg->max_sessions + 3;
 	s->commands[0].name = "sage", s->commands[0].path = cfg->sage;
 	s->commands[1].name = "python", s->commands[1].path = cfg->python;
 	s->commands[2].name = "shell", s->commands[2].path = cfg->shell;
@@ -69,6 +73,7 @@ struct sb_backend *sb_backend_open(const struct sb_config *cfg, struct sb_error 
 	struct sb_backend_settings s;
 	sb_backend_settings_from(cfg, &s);
 	be->type = t;
+	be->max_sandboxes = s.max_sandboxes;
 	be->self = t->ops->open(&s, err);
 	if (!be->self) {
 		free(be);
@@ -102,6 +107,13 @@ json_t *sb_backend_status(const struct sb_backend *be)
 		if (be->type->caps & caps[i].cap)
 			json_array_append_new(list, json_string(caps[i].name));
 	json_object_set_new(o, "capabilities", list);
+	if (be->type->caps & SB_CAP_ISOLATED) {
+		/* What one sandbox may hold of what is counted per host user,
+		 * and what all of them at once would take of this host's limit. */
+		json_t *ur = sb_user_resources_json(be->max_sandboxes);
+		json_object_set_new(ur, "sandboxes_at_once", json_integer(be->max_sandboxes));
+		json_object_set_new(o, "per_user_resources", ur);
+	}
 	return o;
 }
 

@@ -24,6 +24,8 @@
 #define SB_SANDBOX_WORKDIR "/tmp/work"
 /* A session's workspace: a tmpfs of its own, its working directory. */
 #define SB_SANDBOX_WORKSPACE "/work"
+/* The host name inside every sandbox: the host's is never shown. */
+#define SB_SANDBOX_HOSTNAME "sagebox"
 
 /* One spawn: what to run, within which limits, for how long at most. */
 struct sb_sandbox_req {
@@ -67,6 +69,7 @@ struct sb_backend_settings {
 	 * in every sandbox (resolved, existing; config's `share`). */
 	const char (*shares)[PATH_MAX];
 	unsigned n_shares;
+	unsigned max_sandboxes;        /* how many may run at once: warm workers, jobs, sessions */
 	/* Executables the runner starts inside the sandbox (status checks
 	 * they exist): {name, path} pairs, name NULL at the end. */
 	struct {
@@ -127,6 +130,7 @@ struct sb_backend_type {
 struct sb_backend {
 	const struct sb_backend_type *type;
 	void *self;
+	unsigned max_sandboxes; /* at once, from the settings (status's arithmetic) */
 };
 
 /* ---- sandbox.c ---- */

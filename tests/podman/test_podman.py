@@ -7,6 +7,7 @@ itself; the autouse fixture in conftest.py checks after every test that
 import errno
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -35,7 +36,7 @@ for line in open("/proc/self/status").read().splitlines():
     st[k] = v.strip()
 for k in ("CapEff", "CapPrm", "CapBnd", "CapAmb", "NoNewPrivs", "Seccomp"):
     r[k] = st.get(k)
-r["net"] = sorted(os.listdir("/sys/class/net"))
+r["net"] = sorted(n for _, n in socket.if_nameindex())
 try:
     socket.create_connection(("151.101.2.132", 80), timeout=3).close()
     r["connect"] = "connected"
@@ -161,7 +162,7 @@ def test_python_runs_and_reports_backend(isolation):
     sb = res["sandbox"]
     assert sb["backend"] == "podman"
     assert sb["network"] == "none" and sb["capabilities"] == "none"
-    assert sb["user"] == "sage" and sb["rootless"] is True
+    assert sb["user"].endswith("group of sage") and sb["rootless"] is True
     assert sb["container"]["name"].startswith("sagebox-")
 
 
@@ -181,7 +182,8 @@ def test_shell_job():
 def test_inside_the_container():
     r, res = probe()
     # not root, no capabilities, no-new-privs, seccomp filter on
-    assert r["uid"] != 0 and r["euid"] != 0 and r["uid"] == 1000
+    # a uid of its own per container (per-uid counts are not shared), sage's group
+    assert r["uid"] != 0 and r["euid"] != 0 and 20000 <= r["uid"] < 60000 and r["gid"] == 1000
     assert int(r["CapEff"], 16) == 0 and int(r["CapPrm"], 16) == 0
     assert int(r["CapBnd"], 16) == 0 and int(r["CapAmb"], 16) == 0
     assert r["NoNewPrivs"] == "1"
@@ -231,7 +233,7 @@ def test_every_seed_flag_on_the_podman_command_line(cgroup_version):
         argv = cmdline(client[0])
         joined = " ".join(argv)
         for flag in ("--rm", "-i", "--pull=never", "--network=none", "--read-only", "--cap-drop=all",
-                     "--label sagebox=1", "--security-opt no-new-privileges", "--user sage",
+                     "--label sagebox=1", "--security-opt no-new-privileges",
                      "--ulimit nofile=1024:1024", "--ulimit nproc=96:96",
                      "--ulimit fsize=134217728:134217728", "--workdir /tmp/work",
                      "--env HOME=/tmp/home", "--env DOT_SAGE=/tmp/dot-sage", "--env SAGE_NUM_THREADS=1",
@@ -240,6 +242,13 @@ def test_every_seed_flag_on_the_podman_command_line(cgroup_version):
                      f"--name {name}", "--entrypoint /usr/bin/python3", "--log-driver=none"):
             assert flag in joined, flag
         assert "--tmpfs /tmp:rw,nosuid,nodev,size=268435456,mode=1777" in joined
+        # a uid of its own, sage's group; the per-user counts it may hold
+        user = argv[argv.index("--user") + 1]
+        assert re.fullmatch(r"[0-9]+:sage", user) and 20000 <= int(user.split(":")[0]) < 60000, user
+        for flag in ("--ulimit sigpending=128:128", "--ulimit msgqueue=0:0", "--ulimit memlock=65536:65536",
+                     "--cgroupns=private", "--hostname sagebox", "--security-opt mask=/sys:/proc/kallsyms",
+                     "--no-hosts"):
+            assert flag in joined, flag
         assert "--label sagebox.owner=" in joined
         if cgroup_version == "v2":
             for flag in ("--pids-limit 96", "--memory 256m", "--cpus 1"):
@@ -261,7 +270,7 @@ def test_every_seed_flag_on_the_podman_command_line(cgroup_version):
         assert hc["ReadonlyRootfs"] is True
         assert "no-new-privileges" in hc["SecurityOpt"]
         assert hc["CapAdd"] in (None, [])
-        assert cfg["User"] == "sage"
+        assert cfg["User"] == user
         assert cfg["Labels"]["sagebox"] == "1" and cfg["Labels"]["sagebox.owner"]
         assert "/tmp" in hc["Tmpfs"] and "/tmp/work" in hc["Tmpfs"]
         assert info["Mounts"] in (None, []) and not hc.get("Binds")

@@ -62,6 +62,7 @@ noreturn void nat_command_main(struct nat_plan *p)
 	r->uid_inside = (int)getuid();
 	r->gid_inside = (int)getgid();
 	r->host_uid = (long)p->host_uid;
+	r->user_resources = p->user_resources;
 	if (!r->seccomp || !r->no_new_privs || !r->caps_none || !r->bounding_empty ||
 	    r->uid_inside != NAT_UID_INSIDE)
 		nat_child_fail("verify", 0, "verification failed: seccomp=%d no_new_privs=%d caps_none=%d "

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "sandbox/native/native.h"
+#include "sandbox/user_resources.h"
 
 static void human(char *buf, size_t n, unsigned long long b)
 {
@@ -18,6 +19,27 @@ static void human(char *buf, size_t n, unsigned long long b)
 static const char *cg_name(const struct nat_cgroup *cg)
 {
 	return cg->mode == NAT_CG_V2 ? "cgroup v2" : cg->mode == NAT_CG_V1 ? "cgroup v1" : NULL;
+}
+
+/* Each per-user resource with what this sandbox may hold and what holds it
+ * to that: an rlimit (applied by the command, as every rlimit), or the
+ * limit of the sandbox's own user namespace where the outer process could
+ * write it. */
+static json_t *user_resources(uint32_t applied)
+{
+	size_t n;
+	const struct sb_user_resource *rows = sb_user_resources(&n);
+	json_t *o = json_object();
+	for (size_t i = 0; i < n; i++) {
+		const char *by = rows[i].kind == SB_URES_RLIMIT ? "rlimit (the whole sandbox: its own user namespace)"
+				 : (applied >> i) & 1	     ? "the sandbox's user namespace (/proc/sys/user)"
+							     : NULL;
+		json_t *row = json_pack("{s:I, s:s?}", "limit", (json_int_t)rows[i].value, "enforced_by", by);
+		if (!by)
+			json_object_set_new(row, "note", json_string("this kernel has no such limit (nor the resource)"));
+		json_object_set_new(o, rows[i].name, row);
+	}
+	return o;
 }
 
 json_t *nat_enforced_json(const struct nat_plan *p, const struct nat_ready *r)
@@ -87,6 +109,7 @@ json_t *nat_enforced_json(const struct nat_plan *p, const struct nat_ready *r)
 	if (cg->mode == NAT_CG_NONE && cg->note[0])
 		json_object_set_new(o, "cgroup_note", json_string(cg->note));
 
+	json_object_set_new(o, "per_user_resources", user_resources(r->user_resources));
 	json_object_set_new(o, "nofile", json_integer(l->nofile));
 	json_object_set_new(o, "fsize_bytes", json_integer((json_int_t)l->fsize_bytes));
 	json_object_set_new(o, "core_dumps", json_false());

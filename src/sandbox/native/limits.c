@@ -1,9 +1,11 @@
-/* rlimits: always nofile, fsize and no core dumps; memory and pids only
- * when no cgroup limits them (cgroup.c). CPU share cannot be an rlimit. */
+/* rlimits: always nofile, fsize, no core dumps and the per-user resources
+ * (sigpending, msgqueue, memlock); memory and pids only when no cgroup
+ * limits them (cgroup.c). CPU share cannot be an rlimit. */
 #include <errno.h>
 #include <sys/resource.h>
 
 #include "sandbox/native/native.h"
+#include "sandbox/user_resources.h"
 
 static int hard(int res, rlim_t v)
 {
@@ -39,5 +41,14 @@ int nat_apply_rlimits(const struct nat_plan *p)
 	 * only this sandbox uses. */
 	if (p->rlimit_pids && hard(RLIMIT_NPROC, l->pids) != 0)
 		return -1;
+	/* What is counted per host user (queued signals, queue bytes, locked
+	 * memory): this sandbox's own share only (user_resources.c). Counted
+	 * in its own user namespace, so the limit holds for the sandbox as a
+	 * whole. */
+	size_t n;
+	const struct sb_user_resource *rows = sb_user_resources(&n);
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].kind == SB_URES_RLIMIT && hard(rows[i].rlimit, rows[i].value) != 0)
+			return -1;
 	return 0;
 }

@@ -197,6 +197,12 @@ static void fresh_proc(void)
 	/* A proc of the new pid namespace: host processes are invisible. */
 	if (mount("proc", dst, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
 		nat_child_fail("mounts", errno, "mount a fresh /proc");
+	/* Kernel symbol names (their addresses read as zero for us, the names
+	 * still map the kernel's build for an exploit): /dev/null over them,
+	 * as the podman backend masks them. */
+	path_in(dst, sizeof dst, "/proc/kallsyms");
+	if (mount("/dev/null", dst, NULL, MS_BIND, NULL) != 0)
+		nat_child_fail("mounts", errno, "mask /proc/kallsyms");
 }
 
 void nat_build_root(const struct nat_plan *p)

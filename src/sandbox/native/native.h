@@ -40,7 +40,7 @@
 /* The one id the sandbox sees itself as. */
 #define NAT_UID_INSIDE 1000
 #define NAT_GID_INSIDE 1000
-#define NAT_HOSTNAME "sagebox"
+#define NAT_HOSTNAME SB_SANDBOX_HOSTNAME
 
 /* Fixed descriptor slots in the outer/init/command processes. */
 #define NAT_FD_REPORT 3 /* records to the caller; CLOEXEC: EOF at execve */
@@ -77,6 +77,7 @@ struct nat_ready {
 	int uid_inside;
 	int gid_inside;
 	long host_uid;         /* the unprivileged host uid outside (uid_map) */
+	uint32_t user_resources; /* bit i: row i of sb_user_resources() applied */
 };
 
 struct nat_msg {
@@ -148,7 +149,8 @@ struct nat_plan {
 	int landlock_abi;          /* best ABI the kernel offers (probed) */
 	/* child ends, moved to 0,1,2 and NAT_FD_* in the outer child */
 	int in_fd, out_fd, err_fd, report_fd, status_fd, ctl_fd;
-	/* filled in init, inherited by the command */
+	/* filled in outer and init, inherited by the command */
+	uint32_t user_resources;   /* rows of sb_user_resources() applied */
 	bool loopback_up;
 };
 
@@ -190,6 +192,8 @@ bool nat_bounding_empty(void);
 
 /* limits.c */
 int nat_apply_rlimits(const struct nat_plan *p);
+/* user_resources.c: the namespace rows; -1 + errno and *failed on error. */
+int nat_limit_user_resources(uint32_t *applied, const char **failed);
 
 /* landlock.c */
 int nat_landlock_abi(void); /* 0 when unsupported */

@@ -146,6 +146,11 @@ noreturn void nat_outer_main(struct nat_plan *p)
 	 * queues), UTS (own hostname), cgroup (own cgroup view). */
 	if (unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP) != 0)
 		nat_child_fail("namespaces", errno, "cannot create the mount/pid/net/ipc/uts/cgroup namespaces");
+	/* The sandbox's own share of what is counted per host user, so that
+	 * no job can starve other sandboxes or the user's own programs. */
+	const char *which = "";
+	if (nat_limit_user_resources(&p->user_resources, &which) != 0)
+		nat_child_fail("limits", errno, "cannot set the sandbox's limit %s", which);
 	int alive[2];
 	if (pipe2(alive, O_CLOEXEC) != 0)
 		nat_child_fail("namespaces", errno, "pipe");

@@ -1,27 +1,26 @@
-/* seccomp, applied last: a deny-list on top of everything else, for the
- * kernel interfaces that sandbox escapes and kernel exploits go through.
- * Built once with libseccomp in the caller (it allocates), exported as a
- * BPF program, and loaded in each command with the raw system call. */
+/* seccomp, applied last: the syscall policy (sandbox/policy.c) compiled
+ * with libseccomp, a deny-list on top of everything else for the kernel
+ * interfaces that sandbox escapes and kernel exploits go through. Built
+ * once in the caller (libseccomp allocates), exported as a BPF program, and
+ * loaded in each command with the raw system call. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
 #include <pthread.h>
-#include <sched.h>
 #include <seccomp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include "sandbox/native/native.h"
+#include "sandbox/policy.h"
+#include "util/fd.h"
 
 #if defined(__x86_64__)
 #define NAT_AUDIT_ARCH AUDIT_ARCH_X86_64
@@ -38,51 +37,38 @@
 #define NAT_ARG_HI 0
 #endif
 
-#ifndef CLONE_NEWTIME
-#define CLONE_NEWTIME 0x00000080
-#endif
-
-/* Denied with EPERM, each for the attack it is the door to. */
-static const char *const denied[] = {
-	/* namespaces: new user namespaces regain capabilities and widen the
-	 * kernel attack surface; setns would enter another container's */
-	"unshare", "setns",
-	/* the filesystem view is fixed: no mounts, no pivot, no chroot tricks */
-	"mount", "umount2", "umount", "pivot_root", "chroot", "move_mount", "open_tree", "fsopen",
-	"fsmount", "fsconfig", "fspick", "mount_setattr",
-	/* kernel keyrings are shared state and a classic exploit target */
-	"keyctl", "add_key", "request_key",
-	/* eBPF and perf: large kernel attack surface, side channels */
-	"bpf", "perf_event_open",
-	/* reading or writing another process's memory */
-	"ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd",
-	/* io_uring bypasses seccomp for the operations it performs */
-	"io_uring_setup", "io_uring_enter", "io_uring_register",
-	/* userfaultfd makes kernel race exploits reliable */
-	"userfaultfd",
-	/* loading kernels and modules, machine-wide state */
-	"kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "acct",
-	"swapon", "swapoff", "reboot", "syslog", "quotactl", "quotactl_fd", "vhangup",
-	"lookup_dcookie", "nfsservctl", "uselib", "iopl", "ioperm", "settimeofday",
-	"clock_settime", "clock_adjtime", "adjtimex", "sethostname", "setdomainname",
-	/* file handles open any file on a filesystem, bypassing paths
-	 * (the "shocker" container escape) */
-	"open_by_handle_at", "name_to_handle_at",
-	/* the fanotify/mknod family needs capabilities we do not have anyway */
-	"fanotify_init",
-};
-
 static struct sock_fprog g_prog;
 static char g_error[512];
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
-static int deny(scmp_filter_ctx ctx, const char *name)
+/* A name this architecture or this libseccomp does not know is nothing to
+ * deny; -EDOM: a pseudo-syscall this arch lacks (umount on x86_64). */
+static int tolerate(int rc)
 {
-	int nr = seccomp_syscall_resolve_name(name);
-	if (nr == __NR_SCMP_ERROR)
-		return 0; /* unknown to this libseccomp: nothing to deny */
-	int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
-	return rc == -EDOM ? 0 : rc; /* a pseudo-syscall this arch lacks */
+	return rc == -EDOM ? 0 : rc;
+}
+
+static int add_row(scmp_filter_ctx ctx, const struct sb_policy_rule *r, int nr)
+{
+	uint32_t act = SCMP_ACT_ERRNO((uint32_t)r->errnum);
+	int rc = 0;
+	switch (r->when) {
+	case SB_DENY_ALWAYS:
+		return tolerate(seccomp_rule_add(ctx, act, nr, 0));
+	case SB_DENY_ANY_FLAG:
+		for (size_t k = 0; k < r->nvalues && !rc; k++)
+			rc = seccomp_rule_add(ctx, act, nr, 1,
+					      SCMP_CMP(r->arg, SCMP_CMP_MASKED_EQ, r->values[k], r->values[k]));
+		return tolerate(rc);
+	case SB_DENY_LOW32_EQ:
+		for (size_t k = 0; k < r->nvalues && !rc; k++)
+			rc = seccomp_rule_add(ctx, act, nr, 1,
+					      SCMP_CMP(r->arg, SCMP_CMP_MASKED_EQ, 0xFFFFFFFFull, r->values[k]));
+		return tolerate(rc);
+	case SB_DENY_UNLESS_EQ:
+		return 0; /* an allow-list on one argument: allow_list_filter() */
+	}
+	return -EINVAL;
 }
 
 static int build(scmp_filter_ctx ctx)
@@ -95,38 +81,71 @@ static int build(scmp_filter_ctx ctx)
 	/* no_new_privs is set by the command itself (before Landlock). */
 	if ((rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0)) != 0)
 		return rc;
-	for (size_t i = 0; i < sizeof denied / sizeof denied[0]; i++)
-		if ((rc = deny(ctx, denied[i])) != 0)
-			return rc;
-#ifdef __NR_open_tree_attr
-	if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), __NR_open_tree_attr, 0)) != 0)
-		return rc;
-#endif
-	/* clone with a namespace flag: same reason as unshare. */
-	static const unsigned long ns_flags[] = {CLONE_NEWUSER, CLONE_NEWNS,  CLONE_NEWPID,    CLONE_NEWNET,
-						 CLONE_NEWIPC,  CLONE_NEWUTS, CLONE_NEWCGROUP, CLONE_NEWTIME};
-	for (size_t i = 0; i < sizeof ns_flags / sizeof ns_flags[0]; i++)
-		if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
-					   SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i]))) != 0)
-			return rc;
-	/* clone3 passes its flags in memory a filter cannot read: ENOSYS
-	 * makes glibc fall back to clone, which is checked above. */
-	if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0)) != 0)
-		return rc;
-	/* TIOCSTI pushes input into a terminal (command injection into the
-	 * caller's shell); TIOCLINUX can do the same on a VT. The kernel
-	 * reads only the low 32 bits of the request: compare those only, or
-	 * 0xFFFFFFFF00005412 would slip through. */
-	static const unsigned long ioctls[] = {TIOCSTI, TIOCLINUX};
-	for (size_t i = 0; i < 2; i++)
-		if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
-					   SCMP_A1(SCMP_CMP_MASKED_EQ, 0xFFFFFFFFul, ioctls[i]))) != 0)
-			return rc;
+	size_t n;
+	const struct sb_policy_rule *rules = sb_policy_rules(&n);
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < SB_POLICY_MAX_NAMES && rules[i].names[k]; k++) {
+			int nr = sb_policy_syscall_nr(rules[i].names[k]);
+			if (nr == __NR_SCMP_ERROR)
+				continue;
+			if ((rc = add_row(ctx, &rules[i], nr)) != 0)
+				return rc;
+		}
+	return 0;
+}
+
+/* A row allowing one argument only a few exact values (personality: Linux,
+ * with or without PER_LINUX32 / UNAME26, or the query 0xffffffff) needs
+ * "errno unless one of these", which libseccomp cannot express in a filter
+ * whose default is to allow. So it is a small filter of its own, generated
+ * from the row; filters stack and the strictest verdict wins. */
+#define ALLOW_LIST_MAX (6 + 5 * SB_POLICY_MAX_VALUES + 2)
+static struct sock_filter g_allow_insns[ALLOW_LIST_MAX];
+static struct sock_fprog g_allow = {.len = 0, .filter = g_allow_insns};
+
+static int allow_list_filter(void)
+{
+	size_t n, i = 0, found = 0;
+	const struct sb_policy_rule *rules = sb_policy_rules(&n);
+	const struct sb_policy_rule *r = NULL;
+	for (size_t k = 0; k < n; k++)
+		if (rules[k].when == SB_DENY_UNLESS_EQ)
+			r = &rules[k], found++;
+	/* One row of one call fits this filter; more would go unenforced. */
+	if (found > 1 || (r && r->names[1]) || (r && r->nvalues > SB_POLICY_MAX_VALUES))
+		return -1;
+	int nr = r ? sb_policy_syscall_nr(r->names[0]) : -1;
+	if (nr < 0)
+		return 0;
+	const uint32_t deny = SECCOMP_RET_ERRNO | ((uint32_t)r->errnum & SECCOMP_RET_DATA);
+	struct sock_filter *f = g_allow_insns;
+	f[i++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
+	f[i++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NAT_AUDIT_ARCH, 1, 0);
+	f[i++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW); /* the main filter kills */
+	f[i++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+	f[i++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)nr, 1, 0);
+	f[i++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	const uint32_t hi = offsetof(struct seccomp_data, args[0]) + 8 * r->arg + NAT_ARG_HI;
+	const uint32_t lo = offsetof(struct seccomp_data, args[0]) + 8 * r->arg + NAT_ARG_LO;
+	for (size_t k = 0; k < r->nvalues; k++) {
+		/* both halves equal: allow; else on to the next value */
+		f[i++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, hi);
+		f[i++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)(r->values[k] >> 32), 0, 3);
+		f[i++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, lo);
+		f[i++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)r->values[k], 0, 1);
+		f[i++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	}
+	f[i++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, deny);
+	g_allow.len = (unsigned short)i;
 	return 0;
 }
 
 static void compile_once(void)
 {
+	if (allow_list_filter() != 0) {
+		snprintf(g_error, sizeof g_error, "the policy table has an allow-list row the native filter cannot hold");
+		return;
+	}
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	if (!ctx) {
 		snprintf(g_error, sizeof g_error, "libseccomp: seccomp_init failed");
@@ -138,13 +157,11 @@ static void compile_once(void)
 		seccomp_release(ctx);
 		return;
 	}
-	int fd = memfd_create("sagebox-seccomp", MFD_CLOEXEC);
+	SB_AUTO_FD fd = memfd_create("sagebox-seccomp", MFD_CLOEXEC);
 	struct stat st;
 	if (fd < 0 || (rc = seccomp_export_bpf(ctx, fd)) != 0 || fstat(fd, &st) != 0 || st.st_size <= 0 ||
 	    st.st_size % (off_t)sizeof(struct sock_filter) != 0) {
 		snprintf(g_error, sizeof g_error, "libseccomp: exporting the filter failed");
-		if (fd >= 0)
-			close(fd);
 		seccomp_release(ctx);
 		return;
 	}
@@ -153,10 +170,8 @@ static void compile_once(void)
 	if (!f || pread(fd, f, (size_t)st.st_size, 0) != st.st_size) {
 		snprintf(g_error, sizeof g_error, "reading the exported seccomp filter failed");
 		free(f);
-		close(fd);
 		return;
 	}
-	close(fd);
 	g_prog.filter = f;
 	g_prog.len = (unsigned short)(st.st_size / (off_t)sizeof(struct sock_filter));
 }
@@ -172,40 +187,9 @@ const struct sock_fprog *nat_seccomp_program(struct sb_error *err)
 	return &g_prog;
 }
 
-/* personality() with exactly one of Docker's allowed values: Linux, with
- * or without ADDR_NO_RANDOMIZE / UNAME26, or the query 0xffffffff. Flags
- * such as READ_IMPLIES_EXEC or MMAP_PAGE_ZERO only help exploits. An
- * allow-list on one argument needs two comparisons, which libseccomp 2.5
- * cannot express in one rule, so this tiny filter is written by hand (it
- * stacks with the main one; the strictest verdict wins). */
-#define PERS_ERRNO (SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA))
-static struct sock_filter g_pers_insns[] = {
-	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NAT_AUDIT_ARCH, 1, 0),
-	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW), /* foreign arch: the main filter kills */
-	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_personality, 1, 0),
-	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0]) + NAT_ARG_HI),
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0),
-	BPF_STMT(BPF_RET | BPF_K, PERS_ERRNO),
-	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0]) + NAT_ARG_LO),
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x0, 5, 0),
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x8, 4, 0),
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x20000, 3, 0),
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x20008, 2, 0),
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0xffffffff, 1, 0),
-	BPF_STMT(BPF_RET | BPF_K, PERS_ERRNO),
-	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-};
-static const struct sock_fprog g_pers = {
-	.len = sizeof g_pers_insns / sizeof g_pers_insns[0],
-	.filter = g_pers_insns,
-};
-
 int nat_seccomp_load(const struct sock_fprog *prog)
 {
-	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &g_pers) != 0)
+	if (g_allow.len && syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &g_allow) != 0)
 		return -1;
 	return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, prog);
 }

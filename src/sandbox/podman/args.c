@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sandbox/sandbox.h"
+#include "sandbox/user_resources.h"
 
 static int push(struct pm_argv *a, const char *s)
 {
@@ -74,9 +75,18 @@ static bool user_is_root(const char *u)
 	return true;
 }
 
+void pm_user_arg(const struct pm_self *pm, unsigned uid, char *buf, size_t n)
+{
+	const char *colon = strchr(pm->container_user, ':');
+	if (!uid)
+		snprintf(buf, n, "%s", pm->container_user);
+	else
+		snprintf(buf, n, "%u:%s", uid, colon ? colon + 1 : pm->container_user);
+}
+
 int pm_build_run_argv(const struct pm_self *pm, const struct pm_info *info, const struct pm_plan *plan,
 		      const char *name, const char *owner, const char *image_ref, const struct sb_sandbox_req *req,
-		      struct pm_argv *a, struct sb_error *err)
+		      unsigned uid, struct pm_argv *a, struct sb_error *err)
 {
 	const enum pm_engine eng = pm->eng;
 	const char *const *argv = req->argv;
@@ -114,6 +124,19 @@ int pm_build_run_argv(const struct pm_self *pm, const struct pm_info *info, cons
 	/* Stops: exfiltration, downloads, attacks on the LAN and on services
 	 * listening on the host's loopback. Only a loopback device inside. */
 	r |= push(a, "--network=none");
+	/* Stops: the code learning host details the native sandbox does not
+	 * show (issue 13, finding 8): the host's cgroup path (own cgroup
+	 * namespace), the host's /sys (devices, cgroup tree, kernel: masked
+	 * by an empty tmpfs), kernel symbol names, the host-chosen container
+	 * name as hostname, and the host's /etc/hosts entries. */
+	r |= push(a, "--cgroupns=private");
+	r |= push(a, "--hostname");
+	r |= push(a, SB_SANDBOX_HOSTNAME);
+	if (eng == PM_PODMAN) {
+		r |= push(a, "--security-opt");
+		r |= push(a, "mask=/sys:/proc/kallsyms");
+		r |= push(a, "--no-hosts");
+	}
 	/* Stops: code modifying the image (persistence across runs, trojaned
 	 * binaries for the next job). */
 	r |= push(a, "--read-only");
@@ -164,8 +187,15 @@ int pm_build_run_argv(const struct pm_self *pm, const struct pm_info *info, cons
 	}
 	/* Stops: code owning the image's files and running with the host
 	 * user's own identity (container root = host user when rootless). */
+	/* Stops, too: one job starving the others of what the kernel counts
+	 * per uid (queued signals, processes), which would be shared by every
+	 * container in podman's one user namespace: each container runs as a
+	 * uid of its own (podman adds it to the container's /etc/passwd), in
+	 * the configured user's group for the image's files. */
+	char user[96];
+	pm_user_arg(pm, uid, user, sizeof user);
 	r |= push(a, "--user");
-	r |= push(a, pm->container_user);
+	r |= pushf(a, "%s", user);
 	/* Stops: privileged kernel interfaces (mount, raw sockets, ptrace of
 	 * other processes, chown tricks) and regaining privilege through
 	 * setuid/file-capability binaries in the image. */
@@ -173,8 +203,10 @@ int pm_build_run_argv(const struct pm_self *pm, const struct pm_info *info, cons
 	r |= push(a, "--security-opt");
 	r |= push(a, "no-new-privileges");
 	if (plan->seccomp_profile) {
-		/* Stops: new user/mount namespaces, keyrings and ptrace, which
-		 * the engine's default profile allows (seccomp.c). */
+		/* Stops: what the syscall policy table names (sandbox/policy.c):
+		 * new namespaces, mounts, keyrings, ptrace, process_vm_*, file
+		 * handles, message queues, inotify, ... which the engine's
+		 * default profile allows. */
 		r |= push(a, "--security-opt");
 		r |= pushf(a, "seccomp=%s", plan->seccomp_profile);
 	}
@@ -210,6 +242,18 @@ int pm_build_run_argv(const struct pm_self *pm, const struct pm_info *info, cons
 		r |= pushf(a, "data=%llu:%llu", (unsigned long long)l->memory_bytes,
 			   (unsigned long long)l->memory_bytes);
 	}
+	/* Stops: a job holding what is counted per host user (queued signals
+	 * and timers, queue bytes, locked memory) and starving the user's own
+	 * programs (user_resources.c). The containers of one host user share
+	 * one user namespace, so this is their share together. */
+	size_t nres;
+	const struct sb_user_resource *res = sb_user_resources(&nres);
+	for (size_t i = 0; i < nres; i++)
+		if (res[i].kind == SB_URES_RLIMIT) {
+			r |= push(a, "--ulimit");
+			r |= pushf(a, "%s=%llu:%llu", res[i].name, (unsigned long long)res[i].value,
+				   (unsigned long long)res[i].value);
+		}
 	/* Core dumps of a crashing Sage would be written into the tmpfs. */
 	r |= push(a, "--ulimit");
 	r |= push(a, "core=0:0");

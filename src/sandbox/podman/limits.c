@@ -21,8 +21,10 @@ void pm_plan_limits(const struct pm_info *info, struct pm_plan *plan)
 	 * touches (1.6 GB virtual for 200 MB resident), so Sage cannot start
 	 * under as=1g. */
 	plan->use_rlimit_data = !info->cg_memory;
+	plan->seccomp_error[0] = '\0';
 	plan->seccomp_profile = info->seccomp && !info->docker_api_is_podman
-					? pm_seccomp_profile(info->seccomp_profile)
+					? pm_seccomp_profile(info->seccomp_profile, plan->seccomp_error,
+							     sizeof plan->seccomp_error)
 					: NULL;
 }
 
@@ -68,9 +70,10 @@ json_t *pm_limits_json(const struct sb_limits *l, const struct pm_info *info, co
 	} else {
 		char note[512];
 		snprintf(note, sizeof note,
-			 "%s; RLIMIT_NPROC counts the processes and threads of the container user's uid, "
-			 "shared with other sagebox containers of this host user running at the same time",
-			 why);
+			 "%s; RLIMIT_NPROC counts the processes and threads of the container's uid: %s", why,
+			 eng == PM_PODMAN ? "each podman container has a uid of its own, so this is per container"
+					  : "docker containers share the configured user's uid, so this is shared "
+					    "with other sagebox containers of this host user running at the same time");
 		json_object_set_new(o, "pids",
 				    lim(json_integer(l->pids), true, "RLIMIT_NPROC (--ulimit nproc=)", note));
 	}

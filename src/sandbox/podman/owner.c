@@ -87,6 +87,14 @@ bool pm_owner_alive(const char *owner)
 	return start_time(pid) == st;
 }
 
+unsigned pm_container_uid(void)
+{
+	unsigned r = 0;
+	if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r)
+		r = (unsigned)rand();
+	return PM_UID_FIRST + r % PM_UID_COUNT;
+}
+
 void pm_container_name(char *buf, size_t n)
 {
 	static atomic_uint counter;

@@ -130,6 +130,7 @@ struct pm_plan {
 	bool use_cg_memory, use_cg_pids, use_cg_cpu; /* --memory, --pids-limit, --cpus */
 	bool use_rlimit_data;                         /* --ulimit data= (memory fallback) */
 	const char *seccomp_profile;                  /* --security-opt seccomp=, or NULL */
+	char seccomp_error[512];                      /* why there is none, when it is needed */
 };
 void pm_plan_limits(const struct pm_info *info, struct pm_plan *plan);
 /* {"memory": {...}, "pids": {...}, "cpus": {...}, "nofile", "fsize", "tmpfs",
@@ -137,12 +138,15 @@ void pm_plan_limits(const struct pm_info *info, struct pm_plan *plan);
 json_t *pm_limits_json(const struct sb_limits *l, const struct pm_info *info, const struct pm_plan *plan,
 		       enum pm_engine eng);
 
-/* ---- seccomp.c ---- */
+/* ---- seccomp.c, seccomp_compile.c: the syscall policy as an OCI profile ---- */
 
-/* Our stricter profile derived from base_profile (the engine's default
+/* Compile the policy table onto profile (an OCI seccomp profile, changed in
+ * place). Returns 0, or -1 with why filled. */
+int pm_seccomp_compile(json_t *profile, char *why, size_t n);
+/* The compiled profile derived from base_profile (the engine's default
  * profile file; NULL: containers-common's), written once per process.
- * Returns its path, or NULL if it could not be built. */
-const char *pm_seccomp_profile(const char *base_profile);
+ * Returns its path, or NULL with why filled. */
+const char *pm_seccomp_profile(const char *base_profile, char *why, size_t n);
 
 /* ---- args.c: the `podman run` argv ---- */
 
@@ -157,7 +161,10 @@ struct pm_argv {
 struct sb_sandbox_req;
 int pm_build_run_argv(const struct pm_self *pm, const struct pm_info *info, const struct pm_plan *plan,
 		      const char *name, const char *owner, const char *image_ref, const struct sb_sandbox_req *req,
-		      struct pm_argv *out, struct sb_error *err);
+		      unsigned uid, struct pm_argv *out, struct sb_error *err);
+/* The --user value: "UID:GROUP" with the configured user's group (podman),
+ * or the configured user itself when uid is 0 (docker). */
+void pm_user_arg(const struct pm_self *pm, unsigned uid, char *buf, size_t n);
 void pm_argv_free(struct pm_argv *a);
 
 /* ---- owner.c: who started a container, and is it still alive ---- */
@@ -166,6 +173,13 @@ void pm_argv_free(struct pm_argv *a);
 const char *pm_owner_self(void);
 /* Is the process an owner label names still running on this boot? */
 bool pm_owner_alive(const char *owner);
+/* A uid for one container, drawn from [PM_UID_FIRST, +PM_UID_COUNT): inside
+ * podman's user namespace (the host user's subordinate ids), away from the
+ * image's own users. Random: two live containers share one with a chance
+ * of about k^2/80000 for k containers (and then share their counts). */
+#define PM_UID_FIRST 20000u
+#define PM_UID_COUNT 40000u
+unsigned pm_container_uid(void);
 /* A new unique container name "sagebox-<pid>-<n>-<random>". */
 void pm_container_name(char *buf, size_t n);
 
@@ -189,8 +203,9 @@ int pm_cleanup_orphans(const struct pm_self *pm);
 json_t *pm_engine_json(const struct pm_self *pm, const struct pm_info *info);
 json_t *pm_image_json(const struct pm_self *pm, const struct pm_image *img);
 /* What a sandbox with these limits enforces on this host (sb->enforced). */
+/* uid: the container's own uid (0: status, before any container). */
 json_t *pm_enforced_json(const struct pm_self *pm, const struct pm_info *info,
-			 const struct pm_plan *plan, const struct pm_image *img, const struct sb_limits *l);
+			 const struct pm_plan *plan, const struct pm_image *img, const struct sb_limits *l, unsigned uid);
 json_t *pm_status(const struct pm_self *pm);
 struct sb_sandbox;
 struct sb_sandbox_req;

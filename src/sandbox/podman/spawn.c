@@ -104,6 +104,13 @@ int pm_spawn(const struct pm_self *pm, const struct sb_sandbox_req *req,
 
 	struct pm_plan plan;
 	pm_plan_limits(&info, &plan);
+	/* The syscall policy is part of the sandbox: no container without it
+	 * where the engine could have applied it. */
+	if (plan.seccomp_error[0]) {
+		sb_fail(err, "cannot apply sagebox's syscall policy: %s", plan.seccomp_error);
+		return sb_hint(err, "check that %s is readable and $XDG_RUNTIME_DIR is a private directory",
+			       info.seccomp_profile[0] ? info.seccomp_profile : "/usr/share/containers/seccomp.json");
+	}
 	struct pm_priv *p = calloc(1, sizeof *p);
 	if (!p)
 		return sb_fail_errno(err, "out of memory");
@@ -112,8 +119,11 @@ int pm_spawn(const struct pm_self *pm, const struct sb_sandbox_req *req,
 	pm_container_name(p->name, sizeof p->name);
 	pthread_mutex_init(&p->lock, NULL);
 
+	/* docker adds no /etc/passwd entry for an unknown uid: there the
+	 * configured user runs every container. */
+	unsigned uid = eng == PM_PODMAN ? pm_container_uid() : 0;
 	struct pm_argv a;
-	if (pm_build_run_argv(pm, &info, &plan, p->name, pm_owner_self(), img.id, &full, &a, err) < 0)
+	if (pm_build_run_argv(pm, &info, &plan, p->name, pm_owner_self(), img.id, &full, uid, &a, err) < 0)
 		goto fail;
 	int fds[3];
 	int rc = pm_spawn_piped(p->exe, a.v, eng, &sb->pid, fds, err);
@@ -124,7 +134,7 @@ int pm_spawn(const struct pm_self *pm, const struct sb_sandbox_req *req,
 	sb->stdout_fd = fds[1];
 	sb->stderr_fd = fds[2];
 	sb->priv = p;
-	sb->enforced = pm_enforced_json(pm, &info, &plan, &img, l);
+	sb->enforced = pm_enforced_json(pm, &info, &plan, &img, l, uid);
 	json_object_set_new(sb->enforced, "container",
 			    json_pack("{s:s, s:s}", "name", p->name, "owner", pm_owner_self()));
 	return 0;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "sandbox/sandbox.h"
+#include "sandbox/user_resources.h"
 
 #define PM_BUILD_CMD "sagebox image build --tag localhost/sagebox-sage:deb12"
 
@@ -68,9 +69,54 @@ json_t *pm_image_json(const struct pm_self *pm, const struct pm_image *img)
 	return o;
 }
 
-json_t *pm_enforced_json(const struct pm_self *pm, const struct pm_info *info,
-			 const struct pm_plan *plan, const struct pm_image *img, const struct sb_limits *l)
+/* What of the host the code cannot see, and what it still can: a hidden
+ * detail is claimed only where a flag of ours hides it (args.c). */
+static json_t *host_details(enum pm_engine eng)
 {
+	json_t *hidden = json_pack("[s, s]", "cgroup path (own cgroup namespace)", "host name (it is " SB_SANDBOX_HOSTNAME ")");
+	json_t *visible = json_pack("[s]", "/proc/self/mountinfo: the storage path of the image's layers (under "
+					   "the host user's home); no engine option hides overlay mount options");
+	if (eng == PM_PODMAN) {
+		json_array_append_new(hidden, json_string("/sys (an empty tmpfs)"));
+		json_array_append_new(hidden, json_string("/proc/kallsyms"));
+		json_array_append_new(hidden, json_string("the host's /etc/hosts entries"));
+	} else {
+		json_array_append_new(visible, json_string("/sys and /proc/kallsyms (docker has no mask option)"));
+	}
+	return json_pack("{s:o, s:o}", "hidden", hidden, "visible", visible);
+}
+
+/* The rlimit rows are --ulimit flags; the namespace rows cannot be set in
+ * a container, and the syscall policy refuses the calls that would use
+ * them (inotify, fanotify, new namespaces). */
+static json_t *user_resources(void)
+{
+	size_t n;
+	const struct sb_user_resource *rows = sb_user_resources(&n);
+	json_t *o = json_object();
+	for (size_t i = 0; i < n; i++) {
+		bool rl = rows[i].kind == SB_URES_RLIMIT;
+		json_t *row = json_pack("{s:I, s:s}", "limit", (json_int_t)rows[i].value, "enforced_by",
+					rl ? "rlimit (--ulimit)" : "the syscall policy (the calls that would use it are refused)");
+		if (rl)
+			json_object_set_new(row, "note", json_string("shared by all containers of this host user (one "
+								     "user namespace): together they hold at most this"));
+		json_object_set_new(o, rows[i].name, row);
+	}
+	return o;
+}
+
+json_t *pm_enforced_json(const struct pm_self *pm, const struct pm_info *info,
+			 const struct pm_plan *plan, const struct pm_image *img, const struct sb_limits *l, unsigned uid)
+{
+	char user[128];
+	if (pm->eng == PM_DOCKER)
+		pm_user_arg(pm, 0, user, sizeof user);
+	else if (uid)
+		snprintf(user, sizeof user, "uid %u (its own), group of %s", uid, pm->container_user);
+	else
+		snprintf(user, sizeof user, "a uid of its own per container (%u-%u), group of %s", PM_UID_FIRST,
+			 PM_UID_FIRST + PM_UID_COUNT - 1, pm->container_user);
 	const enum pm_engine eng = pm->eng;
 	char tmpfs[128], work[160];
 	snprintf(tmpfs, sizeof tmpfs, "/tmp (tmpfs, %llu MiB, nosuid, nodev)",
@@ -80,15 +126,16 @@ json_t *pm_enforced_json(const struct pm_self *pm, const struct pm_info *info,
 	json_t *o = json_pack(
 		"{s:s, s:o, s:o, s:s, s:b, s:s, s:s, s:[s, s, s], s:s, s:s, s:b, s:s, s:s, s:s}", "backend",
 		pm_engine_name(eng), "engine", pm_engine_json(pm, info), "image",
-		pm_image_json(pm, img), "user", pm->container_user, "rootless", info->rootless, "network",
+		pm_image_json(pm, img), "user", user, "rootless", info->rootless, "network",
 		"none", "root_filesystem", "read-only", "writable", tmpfs, work, "/dev/shm (tmpfs, 64 MiB)",
-		"host_mounts", "none (read-only: the engine's generated /etc/hosts, /etc/hostname, /run/.containerenv)", "capabilities", "none", "no_new_privileges", true, "seccomp",
-		plan->seccomp_profile ? "sagebox's profile: the engine's default without unshare, setns, mount, "
-					"keyctl, ptrace, clone3 and namespace flags of clone"
-		: info->seccomp	      ? "the engine's default profile (it allows unshare, setns and mount)"
+		"host_mounts", "none (read-only: the engine's generated /etc/hostname, /run/.containerenv)", "capabilities", "none", "no_new_privileges", true, "seccomp",
+		plan->seccomp_profile ? "sagebox's syscall policy (sagebox policy) compiled onto the engine's default profile"
+		: info->seccomp	      ? "the engine's default profile only (it allows unshare, setns, mount, ptrace)"
 				      : "off (the engine reports no seccomp)",
 		"code_input", "stdin", "pull", "never");
 	json_object_set_new(o, "limits", pm_limits_json(l, info, plan, eng));
+	json_object_set_new(o, "host_details", host_details(eng));
+	json_object_set_new(o, "per_user_resources", user_resources());
 	json_t *warn = json_array();
 	if (!plan->use_cg_memory || !plan->use_cg_pids || !plan->use_cg_cpu) {
 		char w[512];
@@ -103,9 +150,11 @@ json_t *pm_enforced_json(const struct pm_self *pm, const struct pm_info *info,
 		json_array_append_new(warn, json_string("docker CLI on podman's Docker API: it cannot pass sagebox's "
 							"seccomp profile, so the engine's default applies (it allows "
 							"new user namespaces); use --backend podman for the stricter one"));
-	else if (!plan->seccomp_profile)
-		json_array_append_new(warn, json_string("sagebox's stricter seccomp profile could not be set up; "
-							"the engine's default allows new user namespaces"));
+	else if (plan->seccomp_error[0])
+		json_array_append_new(warn, json_string(plan->seccomp_error));
+	else if (!info->seccomp)
+		json_array_append_new(warn, json_string("the engine applies no seccomp filter: sagebox's syscall "
+							"policy is not enforced"));
 	if (pm_image_floating(pm->image))
 		json_array_append_new(warn, json_string("the image is a tag, not a pinned digest"));
 	json_object_set_new(o, "warnings", warn);
@@ -134,7 +183,7 @@ json_t *pm_status(const struct pm_self *pm)
 	}
 	struct pm_plan plan;
 	pm_plan_limits(&info, &plan);
-	json_object_set_new(st, "enforced", pm_enforced_json(pm, &info, &plan, &img, &pm->limits));
+	json_object_set_new(st, "enforced", pm_enforced_json(pm, &info, &plan, &img, &pm->limits, 0));
 	json_object_set_new(st, "orphans_removed", json_integer(pm_orphans_removed()));
 	if (!info.rootless) {
 		pm_refuse_not_rootless(pm, &info, &err);

@@ -1,0 +1,124 @@
+"""Issue 13, finding 2: per-user kernel resources, attacked from inside.
+
+HOG (run in sandbox A) takes as much as it can of what the kernel counts per
+host user: POSIX timers and queued real-time signals (RLIMIT_SIGPENDING),
+inotify instances, fanotify groups, POSIX message queues, locked memory;
+prints what it got, then holds it all for HOLD_S seconds. While it holds,
+CHECK runs in sandbox B and as a plain host process of the same host uid:
+each must still get a timer (and, on the host, an inotify instance). Before
+the fix, A took ~96k signals and all 128 inotify instances and B and the host
+process failed (EAGAIN, EMFILE).
+
+`holding(limit)` tells from the host when A holds its queued signals: some
+process's /proc/PID/status shows "SigQ: N/limit" with N at the limit.
+"""
+import glob
+import json
+import os
+import time
+
+HOLD_S = 25
+
+HOG = r"""
+import ctypes, errno, json, mmap, os, signal, time
+libc = ctypes.CDLL(None, use_errno=True)
+def err():
+    return errno.errorcode.get(ctypes.get_errno(), str(ctypes.get_errno()))
+r = {}
+# POSIX timers: each holds a preallocated queued signal
+tid = ctypes.c_void_p()
+n = 0
+while n < 200000 and libc.timer_create(1, None, ctypes.byref(tid)) == 0:
+    n += 1
+r["timers"], r["timers_stopped_by"] = n, err()
+# queued real-time signals, blocked so they stay queued
+signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGRTMIN])
+class sigval(ctypes.Union):
+    _fields_ = [("i", ctypes.c_int), ("p", ctypes.c_void_p)]
+q = 0
+while q < 200000 and libc.sigqueue(os.getpid(), signal.SIGRTMIN, sigval(1)) == 0:
+    q += 1
+r["queued_signals"] = q
+# inotify instances, fanotify groups (unprivileged: FAN_REPORT_FID)
+fds = []
+for name, call in (("inotify", lambda: libc.inotify_init1(0)),
+                   ("fanotify", lambda: libc.fanotify_init(0x200, 0))):
+    k = 0
+    while k < 1000:
+        fd = call()
+        if fd < 0:
+            break
+        fds.append(fd)
+        k += 1
+    r[name], r[name + "_stopped_by"] = k, err()
+# a POSIX message queue
+libc.mq_open.restype = ctypes.c_int
+fd = libc.mq_open(b"/sagebox-hog", os.O_CREAT | os.O_RDWR, 0o600, None)
+r["mq_open"] = "ok" if fd >= 0 else err()
+# locked memory
+m = mmap.mmap(-1, 64 << 20)
+addr = ctypes.addressof(ctypes.c_char.from_buffer(m))
+locked = 0
+while locked < (64 << 20) and libc.mlock(ctypes.c_void_p(addr + locked), 1 << 16) == 0:
+    locked += 1 << 16
+r["locked_bytes"] = locked
+print(json.dumps(r), flush=True)
+time.sleep(HOLD_S)
+"""
+
+CHECK = r"""
+import ctypes, errno, json, os
+libc = ctypes.CDLL(None, use_errno=True)
+def err():
+    return errno.errorcode.get(ctypes.get_errno(), str(ctypes.get_errno()))
+tid = ctypes.c_void_p()
+r = {"timer": "ok" if libc.timer_create(1, None, ctypes.byref(tid)) == 0 else err()}
+fd = libc.inotify_init1(0)
+r["inotify"] = "ok" if fd >= 0 else err()
+print(json.dumps(r), flush=True)
+"""
+
+
+def hog_code():
+    return "HOLD_S = %d\n" % HOLD_S + HOG
+
+
+def holding(limit, timeout=120):
+    """Wait until a process holds `limit` queued signals (SigQ n/limit with
+    n >= limit). Returns True when seen."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        for st in glob.glob("/proc/[0-9]*/status"):
+            try:
+                with open(st) as f:
+                    for line in f:
+                        if line.startswith("SigQ:"):
+                            n, lim = line.split()[1].split("/")
+                            if int(lim) == limit and int(n) >= limit:
+                                return True
+                            break
+            except (OSError, ValueError):
+                continue
+        time.sleep(0.2)
+    return False
+
+
+def last_json(text):
+    lines = [l for l in text.splitlines() if l.strip().startswith("{")]
+    assert lines, text[-2000:]
+    return json.loads(lines[-1])
+
+
+def assert_hog_held_only_its_share(got, sigpending):
+    # the sandbox's own share of queued signals (timers first, then queued
+    # signals: together the limit), no inotify/fanotify/queues at all, and
+    # no more locked memory than its RLIMIT_MEMLOCK
+    assert got["timers"] + got["queued_signals"] <= sigpending, got
+    assert got["timers"] >= sigpending // 2, got  # timers still work, within the share
+    assert got["inotify"] == 0 and got["fanotify"] == 0, got
+    assert got["mq_open"] != "ok", got
+    assert got["locked_bytes"] <= 64 << 10, got
+
+
+def host_uid_env():
+    return {k: v for k, v in os.environ.items() if k in ("PATH", "LANG")}

@@ -1,0 +1,38 @@
+"""Issue 13, finding 2 (podman): a job holding what the kernel counts per host
+user must not make it fail for other containers or for the host user's own
+processes. Every container of the host user lives in podman's one user
+namespace; each runs as a uid of its own there, so their counts are apart.
+The attack: tests/lib/user_resources_probe.py."""
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import user_resources_probe as urp  # noqa: E402
+
+from conftest import IMAGE, SAGEBOX, as_user, as_user_argv, run_code  # noqa: E402
+
+SIGPENDING = 128  # sandbox/user_resources.c
+
+
+def test_a_container_cannot_starve_other_containers_or_the_host_user():
+    hog = subprocess.Popen(as_user_argv([SAGEBOX, "run", "--lang", "python", "--backend", "podman", "--image",
+                                         IMAGE, "--timeout", "120", "-"]),
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    hog.stdin.write(urp.hog_code())
+    hog.stdin.close()
+    try:
+        assert urp.holding(SIGPENDING), "the hog never held its queued signals"
+        # another container (warm and fresh) still gets a timer
+        for isolation in ("fresh", "warm"):
+            res, p = run_code(urp.CHECK, args=["--isolation", isolation])
+            other = urp.last_json(res["stdout"]) if res else p.stderr.decode()
+            assert other == {"timer": "ok", "inotify": "EMFILE"}, (isolation, other)
+        # and so does a process of the host user on the host, inotify included
+        p = as_user(["/usr/bin/python3", "-c", urp.CHECK])
+        host = urp.last_json(p.stdout.decode() + p.stderr.decode())
+        assert host == {"timer": "ok", "inotify": "ok"}, host
+    finally:
+        out = hog.stdout.read()
+        hog.wait(timeout=180)
+    urp.assert_hog_held_only_its_share(urp.last_json(out), SIGPENDING)
