@@ -54,8 +54,10 @@ void nat_make_dev(const char *dev, const struct sb_limits *l)
 	if (mkdir(path, 0755) != 0)
 		nat_child_fail("dev", errno, "mkdir %s", path);
 	/* A new devpts instance: the code gets ptys (maxima, gap via pexpect)
-	 * but can never open the host's terminals. */
-	if (mount("devpts", path, "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=620") != 0)
+	 * but can never open the host's terminals. At most 64 of them: all
+	 * instances but the host's share kernel.pty.max (4096) less its
+	 * reserve (1024), and one job must not take them from the others. */
+	if (mount("devpts", path, "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=620,max=64") != 0)
 		nat_child_fail("dev", errno, "mount a private devpts on /dev/pts");
 	join(path, sizeof path, dev, "shm");
 	if (mkdir(path, 0755) != 0)

@@ -196,6 +196,15 @@ int pm_build_run_argv(const struct pm_self *pm, const struct pm_info *info, cons
 	pm_user_arg(pm, uid, user, sizeof user);
 	r |= push(a, "--user");
 	r |= pushf(a, "%s", user);
+	if (uid) {
+		/* Its /etc/passwd line carries the configured user's name (and
+		 * the sandbox's HOME), so `id -un` says sage, as before. */
+		size_t n = strcspn(pm->container_user, ":");
+		bool numeric = strspn(pm->container_user, "0123456789") >= n;
+		r |= push(a, "--passwd-entry");
+		r |= pushf(a, "%.*s:*:$UID:$GID:sagebox:/tmp/home:/bin/sh", numeric ? 7 : (int)n,
+			   numeric ? "sandbox" : pm->container_user);
+	}
 	/* Stops: privileged kernel interfaces (mount, raw sockets, ptrace of
 	 * other processes, chown tricks) and regaining privilege through
 	 * setuid/file-capability binaries in the image. */
