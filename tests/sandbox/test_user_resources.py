@@ -48,3 +48,12 @@ def test_the_sandbox_reports_its_per_user_limits():
     pur = res["sandbox"]["per_user_resources"]
     assert pur["sigpending"] == {"limit": SIGPENDING, "enforced_by": "rlimit (the whole sandbox: its own user namespace)"}
     assert pur["max_inotify_instances"]["limit"] == 0
+
+
+def test_a_job_holds_at_most_64_ptys():
+    """Every devpts instance but the host's shares kernel.pty.max less its
+    reserve (3072): one job must not take them all from the others."""
+    r = run("import pty\nfds = []\ntry:\n    while len(fds) < 4000:\n        fds.append(pty.openpty())\n"
+            "except OSError as e:\n    print(len(fds), e.errno)\n")
+    n, err = r.out.split()
+    assert int(n) == 64, r
