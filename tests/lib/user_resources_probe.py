@@ -2,15 +2,19 @@
 
 HOG (run in sandbox A) takes as much as it can of what the kernel counts per
 host user: POSIX timers and queued real-time signals (RLIMIT_SIGPENDING),
-inotify instances, fanotify groups, POSIX message queues, locked memory;
-prints what it got, then holds it all for HOLD_S seconds. While it holds,
-CHECK runs in sandbox B and as a plain host process of the same host uid:
-each must still get a timer (and, on the host, an inotify instance). Before
-the fix, A took ~96k signals and all 128 inotify instances and B and the host
-process failed (EAGAIN, EMFILE).
+inotify instances, fanotify groups, POSIX message queues, locked memory
+(mlock, and SysV segments locked with SHM_LOCK: RLIMIT_MEMLOCK, per user),
+kernel keys (the key quota: 200 keys per host uid); prints what it got, then
+holds it all for HOLD_S seconds. While it holds, CHECK runs in sandbox B and
+as a plain host process of the same host uid: each must still get a timer, a
+locked SysV segment and (on the host) an inotify instance and a key. Before
+the fix, A took ~96k signals, all 128 inotify instances, the user's 8 MiB of
+SHM_LOCK and all 200 keys, and B and the host process failed (EAGAIN,
+EMFILE, ENOMEM, EDQUOT).
 
-`holding(limit)` tells from the host when A holds its queued signals: some
-process's /proc/PID/status shows "SigQ: N/limit" with N at the limit.
+`holding(n)` tells from the host when A holds its queued signals: some
+process's /proc/PID/status shows "SigQ: N/..." with N >= n (the count of its
+user; without the fix N reaches the host user's whole limit).
 """
 import glob
 import json
@@ -62,6 +66,22 @@ locked = 0
 while locked < (64 << 20) and libc.mlock(ctypes.c_void_p(addr + locked), 1 << 16) == 0:
     locked += 1 << 16
 r["locked_bytes"] = locked
+# SysV segments locked with SHM_LOCK: counted per user (RLIMIT_MEMLOCK)
+shm_locked = 0
+while shm_locked < (64 << 20):
+    sid = libc.shmget(0, 1 << 16, 0o1600)          # IPC_PRIVATE, IPC_CREAT | 0600
+    if sid < 0 or libc.shmctl(sid, 11, None) != 0:  # SHM_LOCK
+        break
+    shm_locked += 1 << 16
+r["shm_locked_bytes"], r["shm_lock_stopped_by"] = shm_locked, err()
+# kernel keys: quota per host uid (200 keys, 20000 bytes)
+import platform
+ADD_KEY = {"x86_64": 248, "aarch64": 217}[platform.machine()]   # not in glibc
+libc.syscall.restype = ctypes.c_long
+keys = 0
+while keys < 1000 and libc.syscall(ADD_KEY, b"user", b"hog%d" % keys, b"x" * 64, 64, -2) >= 0:
+    keys += 1
+r["keys"], r["keys_stopped_by"] = keys, err()
 print(json.dumps(r), flush=True)
 time.sleep(HOLD_S)
 """
@@ -75,30 +95,52 @@ tid = ctypes.c_void_p()
 r = {"timer": "ok" if libc.timer_create(1, None, ctypes.byref(tid)) == 0 else err()}
 fd = libc.inotify_init1(0)
 r["inotify"] = "ok" if fd >= 0 else err()
+sid = libc.shmget(0, 1 << 16, 0o1600)
+r["shm_lock"] = "ok" if sid >= 0 and libc.shmctl(sid, 11, None) == 0 else err()
+if sid >= 0:
+    libc.shmctl(sid, 0, None)                       # IPC_RMID
+import platform
+ADD_KEY = {"x86_64": 248, "aarch64": 217}[platform.machine()]   # not in glibc
+libc.syscall.restype = ctypes.c_long
+r["add_key"] = "ok" if libc.syscall(ADD_KEY, b"user", b"check", b"x", 1, -2) >= 0 else err()
 print(json.dumps(r), flush=True)
 """
+
+# What CHECK must get while the hog holds its share.
+IN_SANDBOX = {"timer": "ok", "inotify": "EMFILE", "shm_lock": "ok", "add_key": "EPERM"}
+ON_HOST = {"timer": "ok", "inotify": "ok", "shm_lock": "ok", "add_key": "ok"}
 
 
 def hog_code():
     return "HOLD_S = %d\n" % HOLD_S + HOG
 
 
+def _most_queued():
+    most = 0
+    for st in glob.glob("/proc/[0-9]*/status"):
+        try:
+            with open(st) as f:
+                for line in f:
+                    if line.startswith("SigQ:"):
+                        most = max(most, int(line.split()[1].split("/")[0]))
+                        break
+        except (OSError, ValueError):
+            continue
+    return most
+
+
 def holding(limit, timeout=120):
-    """Wait until a process holds `limit` queued signals (SigQ n/limit with
-    n >= limit). Returns True when seen."""
+    """Wait until some process's user holds at least `limit` queued signals
+    (SigQ n/... with n >= limit) and the count has stopped growing for a
+    second (the hog is done taking). Returns True when seen."""
     end = time.monotonic() + timeout
+    last, since = -1, time.monotonic()
     while time.monotonic() < end:
-        for st in glob.glob("/proc/[0-9]*/status"):
-            try:
-                with open(st) as f:
-                    for line in f:
-                        if line.startswith("SigQ:"):
-                            n, lim = line.split()[1].split("/")
-                            if int(lim) == limit and int(n) >= limit:
-                                return True
-                            break
-            except (OSError, ValueError):
-                continue
+        n = _most_queued()
+        if n != last:
+            last, since = n, time.monotonic()
+        elif n >= limit and time.monotonic() - since >= 1.0:
+            return True
         time.sleep(0.2)
     return False
 
@@ -118,6 +160,8 @@ def assert_hog_held_only_its_share(got, sigpending):
     assert got["inotify"] == 0 and got["fanotify"] == 0, got
     assert got["mq_open"] != "ok", got
     assert got["locked_bytes"] <= 64 << 10, got
+    assert got["shm_locked_bytes"] <= 64 << 10, got
+    assert got["keys"] == 0 and got["keys_stopped_by"] == "EPERM", got
 
 
 def host_uid_env():
