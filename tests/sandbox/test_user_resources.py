@@ -35,7 +35,7 @@ def test_a_job_cannot_starve_other_sandboxes_or_the_host_user():
         other = urp.last_json(run(urp.CHECK).out)
         # and so does a host process of the sandbox's host uid, inotify and keys included
         host = host_check_as_sandbox_uid()
-        assert (other, host) == (urp.IN_SANDBOX, urp.ON_HOST)
+        assert (other, host) == (urp.IN_SANDBOX | urp.NATIVE_KNOWN, urp.ON_HOST | urp.NATIVE_KNOWN)
     finally:
         out = hog.stdout.read()
         hog.wait(timeout=120)
