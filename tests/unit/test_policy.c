@@ -2,7 +2,8 @@
  * behaviour inside a container is tests/podman/test_policy.py). Compiles
  * containers-common's default profile when present, else a small one of the
  * same shape, and checks that no rule of the result lets a refused call
- * through unconditionally, and that every row is there with its errno. */
+ * through unconditionally, and that every row is there with its errno; and
+ * that a podman container's own uid stays inside the mapped range. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,5 +70,18 @@ int main(void)
 	json_t *j = sb_policy_json();
 	CHECK(json_array_size(json_object_get(j, "rules")) == n);
 	json_decref(j);
+
+	/* A container's own uid stays inside what podman maps for the host
+	 * user (uid_top), and there is none when too few uids are mapped. */
+	for (int t = 0; t < 200; t++) {
+		unsigned u = pm_container_uid(0);
+		CHECK(u >= PM_UID_FIRST && u < PM_UID_FIRST + PM_UID_COUNT);
+		u = pm_container_uid(65537);
+		CHECK(u >= PM_UID_FIRST && u < PM_UID_FIRST + PM_UID_COUNT);
+		u = pm_container_uid(PM_UID_FIRST + PM_UID_MIN_COUNT);
+		CHECK(u >= PM_UID_FIRST && u < PM_UID_FIRST + PM_UID_MIN_COUNT);
+	}
+	CHECK(pm_container_uid(PM_UID_FIRST + PM_UID_MIN_COUNT - 1) == 0);
+	CHECK(pm_container_uid(1) == 0);
 	return check_summary();
 }

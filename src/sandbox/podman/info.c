@@ -69,6 +69,28 @@ static bool array_has(json_t *arr, const char *s)
 	return false;
 }
 
+/* The end of the run of container uids mapped from 0 on: each container runs
+ * as a uid of its own below it (owner.c). 0 when podman does not say. */
+static unsigned uid_top(json_t *map)
+{
+	unsigned top = 0;
+	for (bool grew = true; grew && json_array_size(map);) {
+		grew = false;
+		size_t i;
+		json_t *m;
+		json_array_foreach(map, i, m) {
+			json_int_t from = json_integer_value(json_object_get(m, "container_id"));
+			json_int_t size = json_integer_value(json_object_get(m, "size"));
+			if (from >= 0 && size > 0 && from <= (json_int_t)top && from + size > (json_int_t)top &&
+			    from + size <= (json_int_t)UINT32_MAX) {
+				top = (unsigned)(from + size);
+				grew = true;
+			}
+		}
+	}
+	return top;
+}
+
 static void parse_podman(json_t *j, struct pm_info *in)
 {
 	json_t *rl = jget(j, "host.security.rootless");
@@ -98,6 +120,7 @@ static void parse_podman(json_t *j, struct pm_info *in)
 	copy(in->seccomp_profile, sizeof in->seccomp_profile, jstr(j, "host.security.seccompProfilePath"));
 	in->apparmor = json_is_true(jget(j, "host.security.apparmorEnabled"));
 	in->selinux = json_is_true(jget(j, "host.security.selinuxEnabled"));
+	in->uid_top = uid_top(jget(j, "host.idMappings.uidmap"));
 }
 
 /* The daemon behind a unix socket runs as the uid SO_PEERCRED reports. If

@@ -87,12 +87,17 @@ bool pm_owner_alive(const char *owner)
 	return start_time(pid) == st;
 }
 
-unsigned pm_container_uid(void)
+unsigned pm_container_uid(unsigned uid_top)
 {
+	unsigned count = PM_UID_COUNT;
+	if (uid_top && uid_top < PM_UID_FIRST + count)
+		count = uid_top > PM_UID_FIRST ? uid_top - PM_UID_FIRST : 0;
+	if (count < PM_UID_MIN_COUNT)
+		return 0;
 	unsigned r = 0;
 	if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r)
 		r = (unsigned)rand();
-	return PM_UID_FIRST + r % PM_UID_COUNT;
+	return PM_UID_FIRST + r % count;
 }
 
 void pm_container_name(char *buf, size_t n)

@@ -94,6 +94,9 @@ struct pm_info {
 	bool apparmor, selinux;
 	char seccomp_profile[256]; /* the engine's default profile file, if it says */
 	bool docker_api_is_podman; /* docker CLI talking to `podman system service` */
+	/* podman: container uids 0..uid_top-1 are all mapped in its user
+	 * namespace (host.idMappings.uidmap); 0: not reported. */
+	unsigned uid_top;
 };
 /* Fill *info from `podman info` (or `docker info`), using a per-process
  * cache for PM_INFO_TTL_S seconds. Returns 0, or -1 with err filled when
@@ -176,10 +179,14 @@ bool pm_owner_alive(const char *owner);
 /* A uid for one container, drawn from [PM_UID_FIRST, +PM_UID_COUNT): inside
  * podman's user namespace (the host user's subordinate ids), away from the
  * image's own users. Random: two live containers share one with a chance
- * of about k^2/80000 for k containers (and then share their counts). */
+ * of about k^2/80000 for k containers (and then share their counts).
+ * uid_top (pm_info): the range ends below it when the host user has fewer
+ * subordinate uids; 0 when fewer than PM_UID_MIN_COUNT are left (the
+ * caller refuses). */
 #define PM_UID_FIRST 20000u
 #define PM_UID_COUNT 40000u
-unsigned pm_container_uid(void);
+#define PM_UID_MIN_COUNT 1000u
+unsigned pm_container_uid(unsigned uid_top);
 /* A new unique container name "sagebox-<pid>-<n>-<random>". */
 void pm_container_name(char *buf, size_t n);
 

@@ -111,6 +111,17 @@ int pm_spawn(const struct pm_self *pm, const struct sb_sandbox_req *req,
 		return sb_hint(err, "check that %s is readable and $XDG_RUNTIME_DIR is a private directory",
 			       info.seccomp_profile[0] ? info.seccomp_profile : "/usr/share/containers/seccomp.json");
 	}
+	/* docker adds no /etc/passwd entry for an unknown uid: there the
+	 * configured user runs every container. */
+	unsigned uid = eng == PM_PODMAN ? pm_container_uid(info.uid_top) : 0;
+	if (eng == PM_PODMAN && !uid) {
+		sb_fail(err, "podman maps only container uids 0-%u for this user; sagebox runs each container as a "
+			     "uid of its own from %u on (so that no container shares another's per-uid kernel counts)",
+			info.uid_top ? info.uid_top - 1 : 0, PM_UID_FIRST);
+		sb_hint(err, "give the user subordinate ids: sudo usermod --add-subuids 100000-165535 "
+			     "--add-subgids 100000-165535 $USER, then podman system migrate");
+		return -1;
+	}
 	struct pm_priv *p = calloc(1, sizeof *p);
 	if (!p)
 		return sb_fail_errno(err, "out of memory");
@@ -119,9 +130,6 @@ int pm_spawn(const struct pm_self *pm, const struct sb_sandbox_req *req,
 	pm_container_name(p->name, sizeof p->name);
 	pthread_mutex_init(&p->lock, NULL);
 
-	/* docker adds no /etc/passwd entry for an unknown uid: there the
-	 * configured user runs every container. */
-	unsigned uid = eng == PM_PODMAN ? pm_container_uid() : 0;
 	struct pm_argv a;
 	if (pm_build_run_argv(pm, &info, &plan, p->name, pm_owner_self(), img.id, &full, uid, &a, err) < 0)
 		goto fail;

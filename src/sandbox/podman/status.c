@@ -114,9 +114,14 @@ json_t *pm_enforced_json(const struct pm_self *pm, const struct pm_info *info,
 		pm_user_arg(pm, 0, user, sizeof user);
 	else if (uid)
 		snprintf(user, sizeof user, "uid %u (its own), group of %s", uid, pm->container_user);
+	else if (info->uid_top && info->uid_top < PM_UID_FIRST + PM_UID_MIN_COUNT)
+		snprintf(user, sizeof user, "none: podman maps only uids 0-%u, too few for a uid of its own per container",
+			 info->uid_top - 1);
 	else
 		snprintf(user, sizeof user, "a uid of its own per container (%u-%u), group of %s", PM_UID_FIRST,
-			 PM_UID_FIRST + PM_UID_COUNT - 1, pm->container_user);
+			 (info->uid_top && info->uid_top < PM_UID_FIRST + PM_UID_COUNT ? info->uid_top
+										: PM_UID_FIRST + PM_UID_COUNT) - 1,
+			 pm->container_user);
 	const enum pm_engine eng = pm->eng;
 	char tmpfs[128], work[160];
 	snprintf(tmpfs, sizeof tmpfs, "/tmp (tmpfs, %llu MiB, nosuid, nodev)",
