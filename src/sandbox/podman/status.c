@@ -74,8 +74,10 @@ json_t *pm_image_json(const struct pm_self *pm, const struct pm_image *img)
 static json_t *host_details(enum pm_engine eng)
 {
 	json_t *hidden = json_pack("[s, s]", "cgroup path (own cgroup namespace)", "host name (it is " SB_SANDBOX_HOSTNAME ")");
-	json_t *visible = json_pack("[s]", "/proc/self/mountinfo: the storage path of the image's layers (under "
-					   "the host user's home); no engine option hides overlay mount options");
+	json_t *visible = json_pack("[s]", "/proc/self/mountinfo: the storage paths of the image's layers and of the "
+					   "files the engine generates (under the host user's home and runtime directory: "
+					   "its name and uid), and the host uid in tmpfs options; no engine option hides "
+					   "them");
 	if (eng == PM_PODMAN) {
 		json_array_append_new(hidden, json_string("/sys (an empty tmpfs)"));
 		json_array_append_new(hidden, json_string("/proc/kallsyms"));
@@ -89,7 +91,7 @@ static json_t *host_details(enum pm_engine eng)
 /* The rlimit rows are --ulimit flags; the namespace rows cannot be set in
  * a container, and the syscall policy refuses the calls that would use
  * them (inotify, fanotify, new namespaces). */
-static json_t *user_resources(void)
+static json_t *user_resources(enum pm_engine eng)
 {
 	size_t n;
 	const struct sb_user_resource *rows = sb_user_resources(&n);
@@ -99,8 +101,12 @@ static json_t *user_resources(void)
 		json_t *row = json_pack("{s:I, s:s}", "limit", (json_int_t)rows[i].value, "enforced_by",
 					rl ? "rlimit (--ulimit)" : "the syscall policy (the calls that would use it are refused)");
 		if (rl)
-			json_object_set_new(row, "note", json_string("shared by all containers of this host user (one "
-								     "user namespace): together they hold at most this"));
+			json_object_set_new(row, "note",
+					    json_string(eng == PM_PODMAN
+								? "per container (each runs as a uid of its own); the host "
+								  "user's own count includes every container's"
+								: "shared by all containers of this host user (one user "
+								  "namespace, one uid): together they hold at most this"));
 		json_object_set_new(o, rows[i].name, row);
 	}
 	return o;
@@ -133,14 +139,16 @@ json_t *pm_enforced_json(const struct pm_self *pm, const struct pm_info *info,
 		pm_engine_name(eng), "engine", pm_engine_json(pm, info), "image",
 		pm_image_json(pm, img), "user", user, "rootless", info->rootless, "network",
 		"none", "root_filesystem", "read-only", "writable", tmpfs, work, "/dev/shm (tmpfs, 64 MiB)",
-		"host_mounts", "none (read-only: the engine's generated /etc/hostname, /run/.containerenv)", "capabilities", "none", "no_new_privileges", true, "seccomp",
+		"host_mounts",
+		eng == PM_PODMAN ? "none (read-only: the engine's generated /etc/hostname, /etc/passwd, /run/.containerenv)"
+				 : "none (read-only: the engine's generated /etc/hosts, /etc/hostname, /run/.containerenv)", "capabilities", "none", "no_new_privileges", true, "seccomp",
 		plan->seccomp_profile ? "sagebox's syscall policy (sagebox policy) compiled onto the engine's default profile"
 		: info->seccomp	      ? "the engine's default profile only (it allows unshare, setns, mount, ptrace)"
 				      : "off (the engine reports no seccomp)",
 		"code_input", "stdin", "pull", "never");
 	json_object_set_new(o, "limits", pm_limits_json(l, info, plan, eng));
 	json_object_set_new(o, "host_details", host_details(eng));
-	json_object_set_new(o, "per_user_resources", user_resources());
+	json_object_set_new(o, "per_user_resources", user_resources(eng));
 	json_t *warn = json_array();
 	if (!plan->use_cg_memory || !plan->use_cg_pids || !plan->use_cg_cpu) {
 		char w[512];
