@@ -48,6 +48,11 @@ static const struct sb_policy_rule rules[] = {
 	{{"io_uring_setup", "io_uring_enter", "io_uring_register"}, EPERM, SB_DENY_ALWAYS, 0, {0}, 0,
 	 "io_uring",
 	 "operations io_uring performs are never seen by this filter; much of its code is exploit-prone"},
+	{{"io_setup"}, ENOSYS, SB_DENY_ALWAYS, 0, {0}, 0,
+	 "Linux AIO contexts (the other io_* calls need one); ENOSYS, as on a kernel without AIO, so that "
+	 "programs fall back to plain reads and writes",
+	 "AIO events are counted for the whole machine (fs.aio-max-nr, 65536): one job taking them all made "
+	 "io_setup fail (EAGAIN) for every process of the host, root's databases and VMs included"},
 	{{"userfaultfd"}, EPERM, SB_DENY_ALWAYS, 0, {0}, 0,
 	 "user-space page fault handling",
 	 "it makes kernel race conditions reliably exploitable"},

@@ -55,6 +55,7 @@ ARGS = {
     "io_uring_enter": [-1, 0, 0, 0, 0, 0],
     "io_uring_register": [-1, 0, 0, 0],
     "userfaultfd": [1],
+    "io_setup": [0, 0],                            # no events, no pointer: EINVAL/EFAULT for the kernel
     "kexec_load": [0, 0, 0, 0xFFFFFFFF],          # bad flags: EINVAL even for root
     "kexec_file_load": [-1, -1, 0, 0, 0xFFFFFFFF],
     "init_module": [0, 0, 0],

@@ -5,7 +5,8 @@ host user: POSIX timers and queued real-time signals (RLIMIT_SIGPENDING),
 inotify instances, fanotify groups, POSIX message queues, locked memory
 (mlock, and SysV segments locked with SHM_LOCK: RLIMIT_MEMLOCK, per user),
 kernel keys (the key quota: 200 keys per host uid), descriptors in flight
-over a Unix socket (per host uid); prints what it got, then
+over a Unix socket (per host uid), Linux AIO events (fs.aio-max-nr, for the
+whole machine); prints what it got, then
 holds it all for HOLD_S seconds. While it holds, CHECK runs in sandbox B and
 as a plain host process of the same host uid: each must still get a timer, a
 locked SysV segment and (on the host) an inotify instance and a key. Before
@@ -98,6 +99,16 @@ while inflight < 100000:
         r["inflight_stopped_by"] = errno.errorcode.get(e.errno, str(e.errno))
         break
 r["inflight"] = inflight
+# Linux AIO events: counted for the whole machine (fs.aio-max-nr)
+IO_SETUP = {"x86_64": 206, "aarch64": 0}[platform.machine()]
+aio = 0
+for n in (32768, 4096, 512, 64, 8, 1):
+    while aio < (1 << 20):
+        ctx = ctypes.c_ulong(0)
+        if libc.syscall(IO_SETUP, n, ctypes.byref(ctx)) != 0:
+            break
+        aio += n
+r["aio_events"], r["aio_stopped_by"] = aio, err()
 print(json.dumps(r), flush=True)
 time.sleep(HOLD_S)
 """
@@ -126,12 +137,18 @@ try:
     r["send_fd"] = "ok"
 except OSError as e:
     r["send_fd"] = errno.errorcode.get(e.errno, str(e.errno))
+IO_SETUP = {"x86_64": 206, "aarch64": 0}[platform.machine()]
+ctx = ctypes.c_ulong(0)
+r["io_setup"] = "ok" if libc.syscall(IO_SETUP, 128, ctypes.byref(ctx)) == 0 else err()
+if r["io_setup"] == "ok":
+    libc.syscall({"x86_64": 207, "aarch64": 1}[platform.machine()], ctx)   # io_destroy
 print(json.dumps(r), flush=True)
 """
 
 # What CHECK must get while the hog holds its share.
-IN_SANDBOX = {"timer": "ok", "inotify": "EMFILE", "shm_lock": "ok", "add_key": "EPERM", "send_fd": "ok"}
-ON_HOST = {"timer": "ok", "inotify": "ok", "shm_lock": "ok", "add_key": "ok", "send_fd": "ok"}
+IN_SANDBOX = {"timer": "ok", "inotify": "EMFILE", "shm_lock": "ok", "add_key": "EPERM", "send_fd": "ok",
+              "io_setup": "ENOSYS"}
+ON_HOST = {"timer": "ok", "inotify": "ok", "shm_lock": "ok", "add_key": "ok", "send_fd": "ok", "io_setup": "ok"}
 # Native sandboxes of one host uid share that uid's count of descriptors in
 # flight (no namespace or rlimit caps it; README, "what it does not protect
 # against"): a job holding its ~1,250 makes fd passing fail for every other
@@ -191,6 +208,7 @@ def assert_hog_held_only_its_share(got, sigpending):
     assert got["locked_bytes"] <= 64 << 10, got
     assert got["shm_locked_bytes"] <= 64 << 10, got
     assert got["keys"] == 0 and got["keys_stopped_by"] == "EPERM", got
+    assert got["aio_events"] == 0 and got["aio_stopped_by"] == "ENOSYS", got
 
 
 def host_uid_env():
