@@ -253,8 +253,8 @@ int pm_build_run_argv(const struct pm_self *pm, const struct pm_info *info, cons
 	}
 	/* Stops: a job holding what is counted per host user (queued signals
 	 * and timers, queue bytes, locked memory) and starving the user's own
-	 * programs (user_resources.c). The containers of one host user share
-	 * one user namespace, so this is their share together. */
+	 * programs (user_resources.c). Each container runs as a uid of its
+	 * own, so this is its share; the host user's count includes them all. */
 	size_t nres;
 	const struct sb_user_resource *res = sb_user_resources(&nres);
 	for (size_t i = 0; i < nres; i++)
