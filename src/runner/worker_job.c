@@ -13,6 +13,7 @@
 #include "runner/supervise.h"
 #include "runner/worker.h"
 #include "util/clock.h"
+#include "util/trace.h"
 
 struct frames_feeder {
 	struct sb_feeder f; /* first: the supervisor's view */
@@ -68,6 +69,7 @@ static void on_done(struct frames_feeder *x, struct sb_sup *s, json_t *h)
 		return;
 	}
 	x->done = true;
+	sb_trace_stamp("done_rx");
 	sb_sup_finish(s);
 	if (json_object_get(h, "trace")) {
 		char *t = json_dumps(json_object_get(h, "trace"), JSON_COMPACT);
@@ -197,7 +199,7 @@ static int encode_run(struct frames_feeder *x, const struct sb_job *job, const s
 			      (json_int_t)sb_sup_policy.exit_grace_ms, "code_bytes", (json_int_t)job->code_len, "limits",
 			      "memory_bytes", (json_int_t)job->limits.memory_bytes, "nofile", (json_int_t)job->limits.nofile,
 			      "fsize_bytes", (json_int_t)job->limits.fsize_bytes);
-	if (h && getenv("SAGEBOX_WARM_TRACE"))
+	if (h && sb_trace_on())
 		json_object_set_new(h, "trace", json_true());
 	int rc = !h || sb_wp_encode(&x->tx, h, NULL, 0) || sb_buf_append(&x->tx, job->code, job->code_len) ? -1 : 0;
 	json_decref(h);
@@ -241,7 +243,9 @@ enum sb_wrun sb_worker_run(struct sb_worker *w, const struct sb_job *job, const 
 	if (encode_run(&x, job, sink)) {
 		sb_sup_broken(&s, "out of memory");
 	} else {
+		sb_trace_stamp("job");
 		flush_tx(&x);
+		sb_trace_stamp("frame");
 		sb_sup_run(&s);
 	}
 	enum sb_wrun rc = SB_WRUN_OK;

@@ -12,6 +12,7 @@
 
 #include "mcp/idscan.h"
 #include "transport/linereader.h"
+#include "util/trace.h"
 
 struct sb_stdio {
 	int in_fd, out_fd;
@@ -72,7 +73,10 @@ static int stdio_send(void *ctx, const json_t *msg)
 		rc = -1;
 	} else {
 		text[n] = '\n'; /* replaces the NUL; the length is kept in n */
-		if (sb_write_all(t->out_fd, text, n + 1) < 0) {
+		int w = sb_write_all(t->out_fd, text, n + 1), saved = errno;
+		sb_trace_stamp("sent");
+		errno = saved;
+		if (w < 0) {
 			fprintf(stderr, "sagebox mcp: writing to the client failed: %s; stopping\n",
 				strerror(errno));
 			t->broken = true;
@@ -109,6 +113,7 @@ static int serve(struct sb_stdio *t, struct sb_mcp_client *client, const struct 
 		enum sb_read_status st = sb_line_reader_next(t->reader, t->stop[0], &line, &len, scan_sink, &scan);
 		switch (st) {
 		case SB_READ_LINE:
+			sb_trace_stamp("recv");
 			if (!blank(line, len))
 				sb_mcp_handle_message(client, line, len, sink);
 			break;

@@ -36,9 +36,33 @@ EXIT_GRACE_MS = 300     # pipes held open after the job's exit (as fresh);
                         # the host's exit_grace_ms overrides it
 IDLE_BEFORE_WARMUP = 0.05
 JOB_FRAME_MAX = 1 << 16  # the frame a spare gets on its job pipe
+# A child's trace stamps (see _job's trace): ready, got_job, code_start,
+# CLOCK_MONOTONIC microseconds, little-endian int64 each.
+CHILD_STAMPS = ("ready", "got_job", "code_start")
+CHILD_STAMP_BYTES = 8 * len(CHILD_STAMPS)
 
-# Run by each pre-forked Sage child before its job (see _pretouch).
-PRETOUCH = "R.<x> = QQ[]\nprint(factor(x^4 - 1))\nprint(2^10, 1/3 + 1/6, sqrt(2).n())\n"
+
+def _us():
+    """CLOCK_MONOTONIC in microseconds: the host's clock too (sb_now_us),
+    so the host can place the worker's stamps on its own timeline."""
+    import time
+    return time.monotonic_ns() // 1000
+
+
+# Run by each pre-forked child before its job (see _pretouch), one cell at
+# a time: the first goes the whole way a job's cell goes (preparse,
+# compile, display), the Sage ones pay Sage's copy-on-write faults.
+PRETOUCH = {
+    "sage": ("1\n", "R.<x> = QQ[]\nprint(factor(x^4 - 1))\n", "print(2^10, 1/3 + 1/6, sqrt(2).n())\n"),
+    "python": ("1\n",),
+}
+# A run frame that came within this long after the worker was ready for it
+# counts as a call back to back (_job forks the next spare meanwhile); a
+# model thinks for seconds between calls.
+BACK_TO_BACK_US = 20000
+# The byte that lets a spare go on from its set-up to its pre-touch: sent
+# once the sandbox has been reset after the previous job (_go).
+GO = b"G"
 
 
 class Worker:
@@ -78,6 +102,13 @@ class Worker:
         self.spares = []  # pre-forked children, oldest first
         self.job_work = None
         self.warmups = list(SAGE_WARMUPS) if kind == "sage" else []
+        # Debug timing (the host's SAGEBOX_WARM_TRACE): once a job asked
+        # for a trace, spares get a pipe for their own stamps, and the
+        # between-jobs work is timed (reported with the next job).
+        self.trace = False
+        self.between = {}
+        self.back_to_back = False
+        self._stamp_buf = bytearray(CHILD_STAMP_BYTES)
 
     def _own(self, fd):
         self.private.add(fd)
@@ -147,17 +178,28 @@ class Worker:
                 # job's critical path. (A second spare measured no faster
                 # for calls back to back: they are CPU-bound by fork,
                 # teardown and copy-on-write, not by waiting.)
-                self.spares.append(self._fork_spare())
+                t = _us()
+                sp = self._fork_spare()
+                self.spares.append(sp)
+                self.between["spare_fork_us"] = _us() - t
+                self._go(sp)  # (the reset is done: serve runs it after each job)
                 continue
+            self.between["idle_from"] = idle_from = _us()
             try:
                 hdr, payload = self.ch.recv()
             except EOFError:
                 self._drop_spares()  # (the host backend: their directories)
                 return 0
             t = hdr.get("type")
+            # Calls back to back: the next one was already waiting (the
+            # worker was hardly idle). Then the next spare is forked while
+            # this job runs (see _job).
+            self.back_to_back = _us() - idle_from < BACK_TO_BACK_US
             if t == "run":
                 self._job(hdr, payload)
+                t = _us()
                 self._reset()
+                self.between = {"reset_us": _us() - t}
             elif t != "cancel":  # a cancel for a job that already ended
                 raise Malformed("unexpected frame %r" % (t,))
         os.write(self.diag, ("sagebox worker: retiring: %s\n" % self.dirty).encode())
@@ -174,26 +216,52 @@ class Worker:
         path: it sets itself up and waits for its job on a private pipe.
         job_waiting: a job is already here (no time to pre-touch)."""
         fds = {}
-        for name in ("job", "out", "err"):
-            r, w = os.pipe2(os.O_CLOEXEC)
-            fds[name] = (self._own(r), self._own(w))
+        names = ("job", "out", "err") + (("trace",) if self.trace else ())
         work = self.base
-        if not self.sandboxed:
-            import tempfile
-            work = tempfile.mkdtemp(prefix="job-", dir=self.base)
-        for f in (sys.stdout, sys.stderr):
-            f.flush()
-        pid = os.fork()
+        try:
+            for name in names:
+                r, w = os.pipe2(os.O_CLOEXEC)
+                fds[name] = (self._own(r), self._own(w))
+            if not self.sandboxed:
+                import tempfile
+                work = tempfile.mkdtemp(prefix="job-", dir=self.base)
+            for f in (sys.stdout, sys.stderr):
+                f.flush()
+            pid = os.fork()
+        except OSError:
+            # (out of pids, memory or fds: the caller decides whether that
+            # is fatal)
+            for pair in fds.values():
+                for fd in pair:
+                    self._close(fd)
+            if work != self.base:
+                os.rmdir(work)
+            raise
         if pid == 0:
             keep = (fds["job"][0], fds["out"][1], fds["err"][1])
-            self._child(work, keep, [fd for fd in self.private if fd not in keep], job_waiting)
-        for name in ("job", "out", "err"):
+            trace_w = fds["trace"][1] if self.trace else -1
+            self._child(work, keep, [fd for fd in self.private if fd not in keep and fd != trace_w],
+                        job_waiting, trace_w)
+        for name in names:
             self._close(fds[name][1] if name != "job" else fds[name][0])
         return {"pid": pid, "job_w": fds["job"][1], "out_r": fds["out"][0],
-                "err_r": fds["err"][0], "work": work}
+                "err_r": fds["err"][0], "work": work, "go": False,
+                "trace_r": fds["trace"][0] if self.trace else -1}
+
+    def _go(self, sp):
+        """Let a spare go on to its pre-touch. Only once the sandbox has
+        been reset after the previous job: the pre-touch runs Sage, which
+        may read files under /tmp, and must not read what a job left
+        there. (A spare that died meanwhile is found by _take_spare.)"""
+        if not sp["go"]:
+            sp["go"] = True
+            try:
+                os.write(sp["job_w"], GO)
+            except OSError:
+                pass
 
     def _spare_fds(self, sp):
-        return [sp[k] for k in ("job_w", "out_r", "err_r") if sp[k] >= 0]
+        return [sp[k] for k in ("job_w", "out_r", "err_r", "trace_r") if sp[k] >= 0]
 
     def _drop_spare(self, sp):
         import signal
@@ -231,8 +299,11 @@ class Worker:
                 os.kill(sp["pid"], signal.SIGCONT)
             except ProcessLookupError:
                 pass
+            self._go(sp)  # (called after the previous job's reset)
             return sp
-        return self._fork_spare(job_waiting=True)
+        sp = self._fork_spare(job_waiting=True)
+        self._go(sp)
+        return sp
 
     def _hand_over(self, sp, hdr, payload):
         """Give the waiting child its job: a small frame, then the code,
@@ -273,22 +344,45 @@ class Worker:
         max_output = int(hdr["max_output"])
         grace = hdr.get("exit_grace_ms")
         exit_grace = (grace if isinstance(grace, int) and 0 <= grace <= 60000 else EXIT_GRACE_MS) / 1000.0
-        self.procs.reaped.clear()
-        trace = {} if hdr.get("trace") else None
-        t0 = time.monotonic()
+        # Statuses of the last job's processes are forgotten; a spare's is
+        # kept, so that _take_spare sees a spare that died (or was killed).
+        spare_pids = {sp["pid"] for sp in self.spares}
+        self.procs.reaped = {p: st for p, st in self.procs.reaped.items() if p in spare_pids}
+        # Debug timing: CLOCK_MONOTONIC microseconds (see _us), reported in
+        # the done frame; the host prints them (SAGEBOX_WARM_TRACE).
+        trace = None
+        if hdr.get("trace") is True:
+            self.trace = True
+            trace = {"recv": _us(), **self.between}
         sp = self._take_spare()
+        if trace is not None:
+            trace["spare_taken"] = _us()
         pid = sp["pid"]
         self.job_work = sp["work"]
         start = time.monotonic()
         deadline = start + timeout
         self._hand_over(sp, hdr, payload)
         del payload
-        self.ch.send({"type": "started", "id": jid})
         if trace is not None:
-            trace["handed"] = round((time.monotonic() - t0) * 1000, 2)
-        # The next job's child is forked after this one ended (serve), so
-        # that it does not compete with this job for the sandbox's CPU.
+            trace["handed"] = _us()
+        self.ch.send({"type": "started", "id": jid})
         keep = [sp["pid"] for sp in self.spares] + [self.janitor.pid]
+        # The next job's child: when calls come back to back, forked now,
+        # while this job runs (the fork's cost overlaps the job, on the
+        # other CPU when there is one); it waits for its go until the
+        # sandbox has been reset after this job, so nothing this job leaves
+        # reaches it (it reads no file before its go). When calls are
+        # spaced, it is forked after this job (serve), off every call's
+        # path and not beside a job.
+        if self.back_to_back and not self.spares and not self.warmups:
+            t = _us()
+            try:
+                self.spares.append(self._fork_spare())
+                keep.append(self.spares[-1]["pid"])
+            except OSError:
+                pass  # (this job holds the pids or memory: forked after it)
+            if trace is not None:
+                trace["spare_fork_in_job_us"] = _us() - t
         streams = {sp["out_r"]: "stdout", sp["err_r"]: "stderr"}
         totals = dict.fromkeys(streams, 0)
         status = None
@@ -316,7 +410,7 @@ class Worker:
             if status is not None and ended_at is None:
                 ended_at = now
                 if trace is not None:
-                    trace["ended"] = round((now - t0) * 1000, 2)
+                    trace["ended"] = _us()
             if status is not None and not streams:
                 break
             if killed_at is None and now >= deadline:
@@ -345,6 +439,8 @@ class Worker:
                             self._close(fd)
                         continue
                     n = min(n, CHUNK)
+                    if trace is not None and "first_out" not in trace:
+                        trace["first_out"] = _us()
                     totals[fd] += n
                     # The job's output goes from its pipe to the host
                     # without passing through the worker's memory.
@@ -372,10 +468,13 @@ class Worker:
         # processes. (The job's own process may still be tearing down its
         # copy of the worker's memory; it runs no code any more.)
         if trace is not None:
-            trace["streams_closed"] = round((time.monotonic() - t0) * 1000, 2)
+            trace["streams_closed"] = _us()
         self.dirty = self.dirty or self.procs.sweep(keep, wait_for=lambda p: p != pid or status is None)
         if trace is not None:
-            trace["swept"] = round((time.monotonic() - t0) * 1000, 2)
+            trace["swept"] = _us()
+            trace.update(self._child_stamps(sp))
+        if sp["trace_r"] >= 0:
+            self._close(sp["trace_r"])
         if status is None:
             status = self.procs.reaped.pop(pid, None)
         exit_code, sig = -1, 0
@@ -388,11 +487,32 @@ class Worker:
         done = {"type": "done", "id": jid, "exit_code": exit_code, "signal": sig,
                 "timed_out": timed_out, "cancelled": cancelled, "flooded": flooded}
         if trace is not None:
+            trace["done"] = _us()
             done["trace"] = trace
         self.ch.send(done)
 
+    def _child_stamps(self, sp):
+        """The stamps the child wrote before its code ran (it closed the
+        pipe then: the job itself never had it). Read into a fixed buffer
+        that is wiped, as procs.stat_fields does."""
+        import struct
+        if sp["trace_r"] < 0:
+            return {}
+        buf = self._stamp_buf
+        try:
+            os.set_blocking(sp["trace_r"], False)
+            n = os.readv(sp["trace_r"], [buf])
+        except OSError:
+            n = 0
+        try:
+            if n != CHILD_STAMP_BYTES:
+                return {}
+            return {"child_" + k: v for k, v in zip(CHILD_STAMPS, struct.unpack("<3q", buf))}
+        finally:
+            buf[:] = bytes(CHILD_STAMP_BYTES)
+
     # -- the child: becomes the job
-    def _child(self, work, keep, close, job_waiting=False):
+    def _child(self, work, keep, close, job_waiting=False, trace_w=-1):
         import signal
         job_r, out_w, err_w = keep
         status = 1
@@ -409,15 +529,26 @@ class Worker:
             os.setsid()
             confine.prefer_oom_kill()
             confine.scope_signals_and_sockets()
+            # The job's copy of the pristine Sage namespace, made now: its
+            # copy-on-write faults (a reference to every name) are paid
+            # before the job. Memory only: no file is read before the go.
+            glb = dict(self.glb) if self.glb is not None else None
+            if os.read(job_r, len(GO)) != GO:
+                os._exit(0)  # dropped before its go
             if not job_waiting:
-                self._pretouch()
+                self._pretouch(job_r)
             self._reseed()
+            # What the job may add to is what it inherits (read here, before
+            # the job: nothing allocates much between now and its code).
+            data_bytes = memory.status_kib("VmData") * 1024
+            stamps = [_us()]
             try:
                 jch = Channel(job_r, -1, max_in=JOB_FRAME_MAX)
                 hdr, _ = jch.recv()
                 code = jch.exact(int(hdr["code_bytes"]))
             except (EOFError, ValueError, KeyError, TypeError):
                 os._exit(0)  # not needed after all
+            stamps.append(_us())
             os.close(job_r)
             # Until here it was undumpable like the worker: while it waits,
             # the job running before it cannot ptrace it or patch its
@@ -425,13 +556,22 @@ class Worker:
             confine.set_dumpable(True)
             lang = hdr["lang"]
             os.chdir(work)
-            confine.apply_job_limits(hdr.get("limits") or {}, memory.status_kib("VmData") * 1024)
+            confine.apply_job_limits(hdr.get("limits") or {}, data_bytes)
             os.dup2(self.null, 0)
             os.dup2(out_w, 1)
             os.dup2(err_w, 2)
             for fd in (self.null, out_w, err_w):
                 os.close(fd)
-            status = self._child_run(lang, code.decode("utf-8", "replace"))
+            code = code.decode("utf-8", "replace")
+            if trace_w >= 0:
+                # written and closed before the job's code runs
+                import struct
+                try:
+                    os.write(trace_w, struct.pack("<3q", *stamps, _us()))
+                except OSError:
+                    pass
+                os.close(trace_w)
+            status = self._child_run(lang, code, glb)
         except BaseException:
             try:
                 cell.print_user_traceback()
@@ -439,17 +579,29 @@ class Worker:
                 pass
         _child_exit(status)
 
-    def _pretouch(self):
-        """Run a typical small job here, before the real one arrives and
+    def _pretouch(self, job_r):
+        """Run typical small cells here, after the go and before the job,
         while fds 1 and 2 are still /dev/null: the copy-on-write faults and
         cold caches that every child of the worker would otherwise pay at
-        the start of its job are paid while it waits."""
-        if self.glb is None:
+        the start of its job are paid while it waits. One cell at a time,
+        and no more once the job is here (it pays the rest itself, no
+        later than it would have)."""
+        import builtins
+        import linecache
+        import select
+        if self.kind == "sage" and self.glb is None:
             return
-        try:
-            exec(compile(cell.sage_preparse(PRETOUCH), "<pre-touch>", "exec"), dict(self.glb))
-        except BaseException:
-            pass
+        glb = dict(self.glb) if self.glb is not None else cell.python_globals()
+        for src in PRETOUCH[self.kind]:
+            if select.select([job_r], [], [], 0)[0]:
+                break
+            try:
+                cell.run_cell(cell.sage_preparse(src) if self.glb is not None else src, glb)
+            except BaseException:
+                pass
+        # as the worker left them (run_cell's display and traceback source)
+        builtins.__dict__.pop("_", None)
+        linecache.cache.pop(cell.CELL, None)
         for f in (sys.stdout, sys.stderr):
             f.flush()
 
@@ -460,16 +612,18 @@ class Worker:
         if "numpy.random" in sys.modules:
             sys.modules["numpy.random"].seed()
 
-    def _child_run(self, lang, code):
+    def _child_run(self, lang, code, glb=None):
         def sage_glb():
             if self.import_error is not None:
                 sys.stderr.write(self.import_error)
                 return None
+            if glb is not None:
+                return glb  # the copy of the pristine namespace made ahead
             if self.glb is not None:
-                return dict(self.glb)  # a copy of the pristine namespace
-            glb = cell.sage_globals()
+                return dict(self.glb)
+            fresh = cell.sage_globals()
             self._reseed()
-            return glb
+            return fresh
         return cell.run_code(lang, code, self.shell, sage_glb)
 
 
