@@ -39,10 +39,13 @@ SEGMENTS = (
     ("host -> client has the result (SDK parse)", "host_sent", "client_got"),
 )
 # Work of the worker between two jobs (after the result went out): the
-# files reset, and forking the next spare. Reported with the next job.
+# files reset, and forking the next spare; reported with the next job. When
+# calls come back to back the spare is forked during the job instead (a
+# stamp of that job).
 BETWEEN = (
     ("reset of files and IPC (janitor)", "reset_us"),
-    ("fork of the next spare (worker side)", "spare_fork_us"),
+    ("fork of the next spare after the job (worker side)", "spare_fork_us"),
+    ("fork of the next spare during the job (back to back)", "spare_fork_in_job_us"),
 )
 
 
