@@ -108,6 +108,7 @@ class Worker:
         self.trace = False
         self.between = {}
         self.back_to_back = False
+        self.jobs_done = 0
         self._stamp_buf = bytearray(CHILD_STAMP_BYTES)
 
     def _own(self, fd):
@@ -192,11 +193,13 @@ class Worker:
                 return 0
             t = hdr.get("type")
             # Calls back to back: the next one was already waiting (the
-            # worker was hardly idle). Then the next spare is forked while
-            # this job runs (see _job).
-            self.back_to_back = _us() - idle_from < BACK_TO_BACK_US
+            # worker was hardly idle) after an earlier job. Then the next
+            # spare is forked while this job runs (see _job). Not for the
+            # first job: a one-shot `sagebox run` has no next one.
+            self.back_to_back = self.jobs_done > 0 and _us() - idle_from < BACK_TO_BACK_US
             if t == "run":
                 self._job(hdr, payload)
+                self.jobs_done += 1
                 t = _us()
                 self._reset()
                 self.between = {"reset_us": _us() - t}
