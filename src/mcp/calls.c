@@ -1,6 +1,7 @@
 #include "mcp/calls.h"
 
 #include <fcntl.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include "mcp/jsonrpc.h"
 #include "mcp/revision.h"
 #include "mcp/server.h"
+#include "mcp/stateless.h"
 #include "mcp/toolview.h"
 #include "util/fd.h"
 #include "util/utf8.h"
@@ -22,6 +24,10 @@ struct call {
 	const struct sb_tool *tool;
 	const char *revision;       /* the request's */
 	struct sb_mcp_sink reply;   /* the request's */
+	bool modern;                /* 2026-07-28 era: logs go to reply, if asked */
+	int log_level;              /* modern: the request's _meta logLevel, or -1 */
+	const void *scope;          /* non-NULL: the id is scoped to this reply stream */
+	char info[160];             /* modern: the request's clientInfo */
 	int cancel[2];              /* [0] is the runner's cancel_fd; a byte on [1] cancels */
 	atomic_bool cancelled;      /* set under owner->lock */
 	bool responded;             /* under owner->lock: the response is (being) sent */
@@ -136,12 +142,28 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* Log about a call: a modern request's log goes to its own stream, and
+ * only if it asked; a legacy one's to its client. */
+__attribute__((format(printf, 3, 4))) static void call_log(const struct call *k, enum sb_log_level level,
+							   const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (k->modern)
+		sb_mcp_log_req(&k->reply, k->log_level, level, "%s", msg);
+	else
+		sb_mcp_log(k->owner->client, level, "%s", msg);
+}
+
 /* The audit record's part that the server knows before the handler runs. */
 static void audit_head(const struct call *k, struct sb_audit_record *rec)
 {
 	struct sb_mcp_client *cl = k->owner->client;
 	rec->client = cl->owner;
-	rec->client_info = cl->info;
+	rec->client_info = k->modern ? k->info : cl->info;
 	rec->tool = k->tool->name;
 	sb_audit_call_id(rec->call);
 	const struct sb_tool_arg *code = sb_tool_code_arg(k->tool);
@@ -162,7 +184,7 @@ static void run_call(struct sb_calls *c, struct call *k)
 	struct sb_mcp_server *s = cl->srv;
 	const struct sb_tool *t = k->tool;
 	if (t->needs_slot && !sb_mcp_slot_take(s, &k->cancelled)) {
-		sb_mcp_log(cl, SB_LOG_INFO, "%s: cancelled before it started", t->name);
+		call_log(k, SB_LOG_INFO, "%s: cancelled before it started", t->name);
 		return;
 	}
 
@@ -176,7 +198,7 @@ static void run_call(struct sb_calls *c, struct call *k)
 		.audit = &rec,
 	};
 	struct sb_tool_result res = {0};
-	sb_mcp_log(cl, SB_LOG_DEBUG, "%s: started", t->name);
+	call_log(k, SB_LOG_DEBUG, "%s: started", t->name);
 	/* On record before any code runs: a server killed mid-call leaves this line. */
 	if (s->audit)
 		sb_audit_started(s->audit, &rec);
@@ -196,17 +218,20 @@ static void run_call(struct sb_calls *c, struct call *k)
 	pthread_mutex_unlock(&c->lock);
 
 	if (cancelled) {
-		/* MCP: a cancelled request gets no response. */
+		/* MCP: a cancelled request gets no response (nor any other message). */
 		sb_tool_result_free(&res);
-		sb_mcp_log(cl, SB_LOG_INFO, "%s: cancelled, sandbox killed (%llu ms)", t->name,
-			   (unsigned long long)rec.duration_ms);
+		sb_mcp_log_req(&k->reply, -1, SB_LOG_INFO, "%s: cancelled, sandbox killed (%llu ms)", t->name,
+			       (unsigned long long)rec.duration_ms);
 		return;
 	}
-	sb_mcp_send(&k->reply, sb_rpc_result(k->id, sb_mcp_call_result(&res, k->revision)));
+	/* Before the response: a modern request's log messages must precede it on its stream. */
+	call_log(k, rec.ok ? SB_LOG_INFO : SB_LOG_NOTICE, "%s: %s (%llu ms)", t->name, rec.verdict,
+		 (unsigned long long)rec.duration_ms);
+	json_t *result = sb_mcp_call_result(&res, k->revision);
+	sb_stateless_stamp(result, k->revision);
+	sb_mcp_send(&k->reply, sb_rpc_result(k->id, result));
 	sb_mcp_done(&k->reply);
 	k->reply.done = NULL; /* done once */
-	sb_mcp_log(cl, rec.ok ? SB_LOG_INFO : SB_LOG_NOTICE, "%s: %s (%llu ms)", t->name, rec.verdict,
-		   (unsigned long long)rec.duration_ms);
 }
 
 static void *call_main(void *arg)
@@ -230,10 +255,18 @@ static void *call_main(void *arg)
 	return NULL;
 }
 
-static struct call *find_locked(struct sb_calls *c, const json_t *id)
+static struct call *find_locked(struct sb_calls *c, const json_t *id, const void *scope)
 {
 	for (struct call *k = c->live; k; k = k->next)
-		if (json_equal(k->id, (json_t *)id))
+		if (k->scope == scope && json_equal(k->id, (json_t *)id))
+			return k;
+	return NULL;
+}
+
+static struct call *find_stream_locked(struct sb_calls *c, const void *reply_ctx)
+{
+	for (struct call *k = c->live; k; k = k->next)
+		if (k->reply.ctx == reply_ctx)
 			return k;
 	return NULL;
 }
@@ -245,7 +278,7 @@ enum sb_call_start sb_calls_start(struct sb_calls *c, const struct sb_mcp_reques
 	pthread_mutex_lock(&c->lock);
 	if (c->closing)
 		goto out;
-	if (find_locked(c, req->id)) {
+	if (find_locked(c, req->id, req->id_scope)) {
 		ret = SB_CALL_DUPLICATE_ID;
 		goto out;
 	}
@@ -260,6 +293,10 @@ enum sb_call_start sb_calls_start(struct sb_calls *c, const struct sb_mcp_reques
 	k->tool = t;
 	k->revision = req->revision;
 	k->reply = req->reply;
+	k->modern = req->modern;
+	k->log_level = req->log_level;
+	k->scope = req->id_scope;
+	snprintf(k->info, sizeof k->info, "%s", req->info ? req->info : "");
 	k->id = json_deep_copy(req->id);
 	k->args = args ? json_deep_copy(args) : json_object();
 	k->token = progress_token ? json_deep_copy(progress_token) : NULL;
@@ -278,23 +315,34 @@ out:
 	return ret;
 }
 
-void sb_calls_cancel(struct sb_calls *c, const json_t *id, const char *reason)
+static void cancel_found(struct sb_calls *c, struct call *k, const char *reason)
 {
 	bool found = false;
 	const char *tool = NULL;
-	pthread_mutex_lock(&c->lock);
-	struct call *k = find_locked(c, id);
 	if (k) {
 		found = !atomic_load(&k->cancelled) && !k->responded;
 		tool = k->tool->name;
 		cancel_locked(c, k);
 	}
 	pthread_mutex_unlock(&c->lock);
+	/* stderr only: a cancelled request gets no further message. */
 	if (found)
-		sb_mcp_log(c->client, SB_LOG_INFO, "%s: cancellation requested%s%s", tool, reason ? ": " : "",
-			   reason ? reason : "");
+		sb_mcp_log_req(NULL, -1, SB_LOG_INFO, "%s: cancellation requested%s%s", tool, reason ? ": " : "",
+			       reason ? reason : "");
 	else
-		sb_mcp_log(c->client, SB_LOG_DEBUG, "cancellation of a request that is not in flight: ignored");
+		sb_mcp_log_req(NULL, -1, SB_LOG_DEBUG, "cancellation of a request that is not in flight: ignored");
+}
+
+void sb_calls_cancel(struct sb_calls *c, const json_t *id, const char *reason)
+{
+	pthread_mutex_lock(&c->lock);
+	cancel_found(c, find_locked(c, id, NULL), reason); /* unlocks */
+}
+
+void sb_calls_cancel_stream(struct sb_calls *c, const void *reply_ctx, const char *reason)
+{
+	pthread_mutex_lock(&c->lock);
+	cancel_found(c, find_stream_locked(c, reply_ctx), reason); /* unlocks */
 }
 
 void sb_calls_reap(struct sb_calls *c)

@@ -36,8 +36,12 @@ void sb_calls_free(struct sb_calls *c);
 enum sb_call_start sb_calls_start(struct sb_calls *c, const struct sb_mcp_request *req, const struct sb_tool *t,
 				  const json_t *args, const json_t *progress_token);
 
-/* Cancel the call with this id, if it is in flight. */
+/* Cancel the call with this id, if it is in flight (calls whose ids are
+ * scoped to their stream are not found this way). */
 void sb_calls_cancel(struct sb_calls *c, const json_t *id, const char *reason);
+
+/* Cancel the call whose reply sink has this ctx, if it is in flight. */
+void sb_calls_cancel_stream(struct sb_calls *c, const void *reply_ctx, const char *reason);
 
 /* Join the threads of finished calls. */
 void sb_calls_reap(struct sb_calls *c);

@@ -69,6 +69,20 @@ const char *sb_log_level_name(enum sb_log_level l)
 	return (unsigned)l < sizeof names / sizeof *names ? names[l] : "info";
 }
 
+static void to_stderr(enum sb_log_level level, const char *msg)
+{
+	if (level >= SB_LOG_STDERR)
+		fprintf(stderr, "sagebox mcp: %s: %s\n", sb_log_level_name(level), msg);
+}
+
+static void send_log(const struct sb_mcp_sink *sink, enum sb_log_level level, const char *msg)
+{
+	json_t *data = sb_rpc_string(msg);
+	sb_mcp_send(sink, sb_rpc_notification("notifications/message",
+					      json_pack("{s:s, s:s, s:o}", "level", sb_log_level_name(level),
+							"logger", "sagebox", "data", data)));
+}
+
 void sb_mcp_log(struct sb_mcp_client *c, enum sb_log_level level, const char *fmt, ...)
 {
 	char msg[2048];
@@ -76,18 +90,24 @@ void sb_mcp_log(struct sb_mcp_client *c, enum sb_log_level level, const char *fm
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-
-	if (level >= SB_LOG_STDERR)
-		fprintf(stderr, "sagebox mcp: %s: %s\n", sb_log_level_name(level), msg);
+	to_stderr(level, msg);
 
 	pthread_mutex_lock(&c->lock);
 	bool to_client = c->answered && level >= c->log_level;
 	pthread_mutex_unlock(&c->lock);
-	if (!to_client)
-		return;
-	json_t *data = sb_rpc_string(msg);
-	sb_mcp_send(&c->notify,
-		    sb_rpc_notification("notifications/message",
-					json_pack("{s:s, s:s, s:o}", "level", sb_log_level_name(level), "logger",
-						  "sagebox", "data", data)));
+	if (to_client)
+		send_log(&c->notify, level, msg);
+}
+
+void sb_mcp_log_req(const struct sb_mcp_sink *reply, int threshold, enum sb_log_level level, const char *fmt, ...)
+{
+	char msg[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	to_stderr(level, msg);
+	/* 2026-07-28: no notifications/message for a request that did not ask. */
+	if (threshold >= 0 && (int)level >= threshold)
+		send_log(reply, level, msg);
 }

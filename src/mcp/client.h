@@ -68,4 +68,11 @@ const char *sb_log_level_name(enum sb_log_level l);
 void sb_mcp_log(struct sb_mcp_client *c, enum sb_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* Log about one request of the 2026-07-28 era: to stderr and, only when the
+ * request asked for messages (threshold >= 0, its _meta logLevel) and level
+ * is at or above it, as notifications/message on the request's own reply
+ * sink (never to another stream), before its response. */
+void sb_mcp_log_req(const struct sb_mcp_sink *reply, int threshold, enum sb_log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
 #endif

@@ -14,6 +14,10 @@
 #define SB_RPC_METHOD_NOT_FOUND -32601
 #define SB_RPC_INVALID_PARAMS -32602
 #define SB_RPC_INTERNAL_ERROR -32603
+/* Defined by MCP 2026-07-28 (the sub-range -32020..-32099 is the spec's). */
+#define SB_RPC_HEADER_MISMATCH -32020
+#define SB_RPC_MISSING_CAPABILITY -32021
+#define SB_RPC_UNSUPPORTED_VERSION -32022
 
 enum sb_rpc_kind {
 	SB_RPC_REQUEST,      /* method and id: answer exactly once */

@@ -19,6 +19,7 @@
 #define SAGEBOX_MCP_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "config/config.h"
@@ -37,7 +38,26 @@ struct sb_audit;
 struct sb_mcp_sink {
 	int (*send)(void *ctx, const json_t *msg);
 	void (*done)(void *ctx);
+	/* rejected (may be NULL) is called, before the error is sent, when a
+	 * request of the 2026-07-28 era is refused before any method ran (its
+	 * _meta, its revision, an unknown method): code is the JSON-RPC error
+	 * code, from which an HTTP transport takes its status (400, 404). */
+	void (*rejected)(void *ctx, int code);
 	void *ctx;
+};
+
+/* What a transport knows of a message beyond its bytes. */
+struct sb_mcp_msg_opts {
+	/* The transport says the request is of the 2026-07-28 era even if its
+	 * _meta does not (HTTP: an MCP-Protocol-Version header naming no legacy
+	 * revision), so a request without _meta is refused as malformed
+	 * instead of as "not initialized". */
+	bool modern;
+	/* Request ids are scoped to this message's reply stream (HTTP: each
+	 * POST is its own exchange), so two requests with the same id may be in
+	 * flight on different streams; cancel such a call with
+	 * sb_mcp_client_cancel_stream. */
+	bool stream_ids;
 };
 
 /* runner may be NULL when it could not be created: runner_err then says why,
@@ -59,6 +79,9 @@ void sb_mcp_client_free(struct sb_mcp_client *c);
  * be answered at once; tools/call runs on its own thread and answers later.
  * reply is copied; its ctx must stay valid until reply->done is called. */
 void sb_mcp_handle_message(struct sb_mcp_client *c, const char *data, size_t len, const struct sb_mcp_sink *reply);
+/* The same, with what the transport knows of the message (opts may be NULL). */
+void sb_mcp_handle_message_opts(struct sb_mcp_client *c, const char *data, size_t len,
+				const struct sb_mcp_sink *reply, const struct sb_mcp_msg_opts *opts);
 
 /* A message the transport refused to keep because it is longer than max
  * bytes. id: the request id found in it, or NULL. */
@@ -69,6 +92,10 @@ void sb_mcp_handle_oversize(struct sb_mcp_client *c, size_t len, size_t max, con
  * would (an HTTP transport calls it when a request's stream closes early):
  * its sandbox is killed and it gets no response. Unknown ids are ignored. */
 void sb_mcp_client_cancel(struct sb_mcp_client *c, const json_t *id, const char *reason);
+
+/* Cancel the call whose reply sink has this ctx (an HTTP transport: the
+ * request's stream closed before its answer). Unknown ctx are ignored. */
+void sb_mcp_client_cancel_stream(struct sb_mcp_client *c, const void *reply_ctx, const char *reason);
 
 /* Housekeeping between messages (joins finished call threads). */
 void sb_mcp_client_idle(struct sb_mcp_client *c);

@@ -1,9 +1,16 @@
 /* The MCP methods and the dispatch of one client's messages: initialize
  * (version negotiation), ping, tools/list, tools/call, logging/setLevel,
- * and the notifications initialized and cancelled. Requests other than
- * initialize and ping before initialize, and a second initialize, are
- * answered with errors. What a tool does is the tools layer's: this file
- * only finds the row, checks the arguments with it and hands the call on. */
+ * server/discover, and the notifications initialized and cancelled.
+ *
+ * Each request is of one of two eras. A request whose _meta names a
+ * protocol revision of 2026-07-28 or later (or server/discover, or one the
+ * transport marks) is served on its own, with the revision, capabilities
+ * and log level of its _meta; every other request is of the handshake era:
+ * requests other than initialize and ping before initialize, and a second
+ * initialize, are answered with errors. Each method says in which era it
+ * exists (initialize, ping and logging/setLevel were removed in 2026-07-28).
+ * What a tool does is the tools layer's: this file only finds the row,
+ * checks the arguments with it and hands the call on. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +21,7 @@
 #include "mcp/request.h"
 #include "mcp/revision.h"
 #include "mcp/server.h"
+#include "mcp/stateless.h"
 #include "mcp/toolview.h"
 #include "tools/version.h"
 #include "util/jsontext.h"
@@ -46,17 +54,6 @@ static bool has_nul(struct reply *r, const json_t *v, const char *what)
 	fail(r, SB_RPC_INVALID_PARAMS, "Invalid params: %s contains a NUL character (\\u0000), which is not allowed there",
 	     what);
 	return true;
-}
-
-static json_t *server_info(const char *revision)
-{
-	json_t *info = json_pack("{s:s, s:s, s:s}", "name", "sagebox", "version", SAGEBOX_VERSION, "title",
-				 "sagebox: SageMath, Python and shell in a sandbox");
-	if (sb_rev_has(revision, SB_REV_SERVER_DESCRIPTION))
-		json_object_set_new(info, "description",
-				    json_string("Runs SageMath, Python and shell code written by a model in an "
-						"isolated local sandbox, with no network and no host files."));
-	return info;
 }
 
 /* "name version" of clientInfo, cut at a character boundary. */
@@ -117,7 +114,7 @@ static void h_initialize(const struct sb_mcp_request *q, struct reply *r)
 
 	char *instructions = sb_tools_instructions(c->srv->tools.cfg);
 	r->result = json_pack("{s:s, s:{s:{s:b}, s:{}}, s:o}", "protocolVersion", chosen, "capabilities", "tools",
-			      "listChanged", 0, "logging", "serverInfo", server_info(chosen));
+			      "listChanged", 0, "logging", "serverInfo", sb_mcp_server_info(chosen));
 	if (instructions)
 		json_object_set_new(r->result, "instructions", json_string(instructions));
 	free(instructions);
@@ -140,6 +137,12 @@ static void h_tools_list(const struct sb_mcp_request *q, struct reply *r)
 		return;
 	}
 	r->result = sb_mcp_tools_list(q->client->srv->tools.cfg, q->revision);
+	sb_stateless_cache_hints(r->result, q->revision);
+}
+
+static void h_discover(const struct sb_mcp_request *q, struct reply *r)
+{
+	r->result = sb_mcp_discover(q->client->srv->tools.cfg, q->revision);
 }
 
 static void h_set_level(const struct sb_mcp_request *q, struct reply *r)
@@ -238,37 +241,46 @@ static void n_cancelled(const struct sb_mcp_request *q, struct reply *r)
 		sb_calls_cancel(q->client->calls, id, sb_json_text(json_object_get(q->params, "reason")));
 }
 
+/* The eras a method exists in. */
+enum { LEGACY = 1, MODERN = 2, BOTH = LEGACY | MODERN };
+
 /* Every method, request or notification, as one table. */
 static const struct method {
 	const char *name;
 	bool notification;     /* never answered */
-	bool before_handshake; /* allowed before initialize */
+	unsigned eras;         /* LEGACY, MODERN or both */
+	bool before_handshake; /* legacy: allowed before initialize */
 	void (*fn)(const struct sb_mcp_request *q, struct reply *r);
 } methods[] = {
-	{"initialize", false, true, h_initialize},
-	{"ping", false, true, h_ping},
-	{"tools/list", false, false, h_tools_list},
-	{"tools/call", false, false, h_tools_call},
-	{"logging/setLevel", false, false, h_set_level},
-	{"notifications/initialized", true, true, n_initialized},
-	{"notifications/cancelled", true, true, n_cancelled},
+	{"initialize", false, LEGACY, true, h_initialize},
+	{"ping", false, LEGACY, true, h_ping},
+	{"server/discover", false, MODERN, false, h_discover},
+	{"tools/list", false, BOTH, false, h_tools_list},
+	{"tools/call", false, BOTH, false, h_tools_call},
+	{"logging/setLevel", false, LEGACY, false, h_set_level},
+	{"notifications/initialized", true, LEGACY, true, n_initialized},
+	{"notifications/cancelled", true, BOTH, true, n_cancelled},
 };
 
-static const struct method *find_method(const char *name, bool notification)
+static const struct method *find_method(const char *name, bool notification, unsigned era)
 {
 	for (size_t i = 0; i < sizeof methods / sizeof *methods; i++)
-		if (methods[i].notification == notification && !strcmp(name, methods[i].name))
+		if (methods[i].notification == notification && (methods[i].eras & era) &&
+		    !strcmp(name, methods[i].name))
 			return &methods[i];
 	return NULL;
 }
 
-/* The request as handled: its reply sink and the revision it speaks. In
- * the handshake era both the revision and the capabilities are the
- * client's; this is where a per-request _meta revision would be read. */
+/* The request as handled: its reply sink and, in the handshake era, the
+ * client's revision and capabilities (a modern request takes them from its
+ * _meta instead, in handle_request). */
 static struct sb_mcp_request open_request(struct sb_mcp_client *c, const struct sb_rpc_msg *m,
-					  const struct sb_mcp_sink *reply)
+					  const struct sb_mcp_sink *reply, const struct sb_mcp_msg_opts *o)
 {
-	struct sb_mcp_request q = {.client = c, .id = m->id, .method = m->method, .params = m->params, .reply = *reply};
+	struct sb_mcp_request q = {.client = c, .id = m->id, .method = m->method, .params = m->params,
+				   .reply = *reply, .log_level = -1};
+	if (o && o->stream_ids)
+		q.id_scope = reply->ctx;
 	pthread_mutex_lock(&c->lock);
 	q.revision = c->revision;
 	q.capabilities = c->capabilities;
@@ -276,27 +288,82 @@ static struct sb_mcp_request open_request(struct sb_mcp_client *c, const struct 
 	return q;
 }
 
-static void handle_request(struct sb_mcp_client *c, const struct sb_rpc_msg *m, const struct sb_mcp_sink *reply)
+/* Log about a request: a modern one's log goes to its own stream only if
+ * it asked; a legacy one's to the client. */
+__attribute__((format(printf, 3, 4))) static void req_log(const struct sb_mcp_request *q, enum sb_log_level level,
+							  const char *fmt, ...)
 {
-	struct sb_mcp_request q = open_request(c, m, reply);
-	const struct method *mt = find_method(m->method, false);
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (q->modern)
+		sb_mcp_log_req(&q->reply, q->log_level, level, "%s", msg);
+	else
+		sb_mcp_log(q->client, level, "%s", msg);
+}
+
+/* Refuse a modern request before any method ran: the transport hears the
+ * code first (HTTP: 400 or 404), then the error, then done. data is stolen. */
+static void reject(const struct sb_mcp_request *q, int code, const char *msg, json_t *data)
+{
+	req_log(q, SB_LOG_DEBUG, "%.64s: refused: %d: %s", q->method, code, msg);
+	if (q->reply.rejected)
+		q->reply.rejected(q->reply.ctx, code);
+	sb_mcp_send(&q->reply, sb_rpc_error(q->id, code, msg, data));
+	sb_mcp_done(&q->reply);
+}
+
+static bool is_modern(const struct sb_rpc_msg *m, const struct sb_mcp_msg_opts *o)
+{
+	return (o && o->modern) || sb_meta_is_modern(m->params) || !strcmp(m->method, "server/discover");
+}
+
+static void handle_request(struct sb_mcp_client *c, const struct sb_rpc_msg *m, const struct sb_mcp_sink *reply,
+			   const struct sb_mcp_msg_opts *o)
+{
+	struct sb_mcp_request q = open_request(c, m, reply, o);
+	const struct method *mt;
 	struct reply r = {0};
-	if (!mt)
+	struct sb_meta meta;
+	if (is_modern(m, o)) {
+		struct sb_meta_error e;
+		q.modern = true;
+		if (sb_meta_read(m->params, &meta, &e) < 0) {
+			reject(&q, e.code, e.msg, e.data);
+			return;
+		}
+		q.revision = meta.revision;
+		q.capabilities = meta.capabilities;
+		q.log_level = meta.log_level;
+		q.info = meta.info;
+		if (!(mt = find_method(m->method, false, MODERN))) {
+			char msg[256];
+			snprintf(msg, sizeof msg, "Method not found: %.100s (not a method of protocol revision %s)",
+				 m->method, q.revision);
+			reject(&q, SB_RPC_METHOD_NOT_FOUND, msg, NULL);
+			return;
+		}
+		mt->fn(&q, &r);
+	} else if (!(mt = find_method(m->method, false, LEGACY))) {
 		fail(&r, SB_RPC_METHOD_NOT_FOUND, "Method not found: %.100s", m->method);
-	else if (!q.revision && !mt->before_handshake)
+	} else if (!q.revision && !mt->before_handshake) {
 		fail(&r, SB_RPC_INVALID_REQUEST,
 		     "Invalid Request: the server is not initialized; send initialize first (only ping is "
-		     "allowed before it)");
-	else
+		     "allowed before it), or send requests of protocol revision 2026-07-28 with their _meta");
+	} else {
 		mt->fn(&q, &r);
+	}
 
 	if (r.deferred)
 		return; /* the call answers, and calls reply->done */
 	if (r.code) {
 		json_decref(r.result);
-		sb_mcp_log(c, SB_LOG_DEBUG, "%.64s: error %d: %s", m->method, r.code, r.msg);
+		req_log(&q, SB_LOG_DEBUG, "%.64s: error %d: %s", m->method, r.code, r.msg);
 		sb_mcp_send(reply, sb_rpc_error(m->id, r.code, r.msg, NULL));
 	} else {
+		sb_stateless_stamp(r.result, q.revision);
 		sb_mcp_send(reply, sb_rpc_result(m->id, r.result));
 		if (r.opens_session) {
 			pthread_mutex_lock(&c->lock);
@@ -307,10 +374,11 @@ static void handle_request(struct sb_mcp_client *c, const struct sb_rpc_msg *m, 
 	sb_mcp_done(reply);
 }
 
-static void handle_notification(struct sb_mcp_client *c, const struct sb_rpc_msg *m, const struct sb_mcp_sink *reply)
+static void handle_notification(struct sb_mcp_client *c, const struct sb_rpc_msg *m, const struct sb_mcp_sink *reply,
+				const struct sb_mcp_msg_opts *o)
 {
-	struct sb_mcp_request q = open_request(c, m, reply);
-	const struct method *mt = find_method(m->method, true);
+	struct sb_mcp_request q = open_request(c, m, reply, o);
+	const struct method *mt = find_method(m->method, true, BOTH);
 	struct reply ignored = {0};
 	if (mt)
 		mt->fn(&q, &ignored);
@@ -321,14 +389,20 @@ static void handle_notification(struct sb_mcp_client *c, const struct sb_rpc_msg
 
 void sb_mcp_handle_message(struct sb_mcp_client *c, const char *data, size_t len, const struct sb_mcp_sink *reply)
 {
+	sb_mcp_handle_message_opts(c, data, len, reply, NULL);
+}
+
+void sb_mcp_handle_message_opts(struct sb_mcp_client *c, const char *data, size_t len,
+				const struct sb_mcp_sink *reply, const struct sb_mcp_msg_opts *o)
+{
 	struct sb_rpc_msg m;
 	sb_rpc_parse(data, len, &m);
 	switch (m.kind) {
 	case SB_RPC_REQUEST:
-		handle_request(c, &m, reply);
+		handle_request(c, &m, reply, o);
 		break;
 	case SB_RPC_NOTIFICATION:
-		handle_notification(c, &m, reply);
+		handle_notification(c, &m, reply, o);
 		break;
 	case SB_RPC_RESPONSE:
 		sb_mcp_log(c, SB_LOG_DEBUG, "a response arrived, but the server sends no requests: ignored");
@@ -374,6 +448,11 @@ void sb_mcp_client_free(struct sb_mcp_client *c)
 void sb_mcp_client_cancel(struct sb_mcp_client *c, const json_t *id, const char *reason)
 {
 	sb_calls_cancel(c->calls, id, reason);
+}
+
+void sb_mcp_client_cancel_stream(struct sb_mcp_client *c, const void *reply_ctx, const char *reason)
+{
+	sb_calls_cancel_stream(c->calls, reply_ctx, reason);
 }
 
 void sb_mcp_client_idle(struct sb_mcp_client *c)

@@ -7,6 +7,7 @@
 #define SAGEBOX_MCP_REQUEST_H
 
 #include <jansson.h>
+#include <stdbool.h>
 
 #include "mcp/client.h"
 
@@ -18,6 +19,10 @@ struct sb_mcp_request {
 	const char *revision;         /* static string; NULL before a handshake */
 	const json_t *capabilities;   /* the client's, for this request (may be NULL) */
 	struct sb_mcp_sink reply;     /* where the answer and the request's progress go */
+	bool modern;                  /* 2026-07-28 era: revision and capabilities from _meta */
+	int log_level;                /* modern: the _meta logLevel, or -1 (no log messages) */
+	const char *info;             /* modern: clientInfo from _meta; legacy: NULL (the client's) */
+	const void *id_scope;         /* non-NULL: ids are scoped to this reply stream */
 };
 
 #endif

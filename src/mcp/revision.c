@@ -2,8 +2,10 @@
 
 #include <string.h>
 
-/* Newest first: an unknown revision is answered with the first. */
-static const char *const revisions[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
+/* Newest first: an initialize asking for an unknown revision is answered
+ * with the first. */
+static const char *const legacy[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
+static const char *const modern[] = {"2026-07-28"};
 
 /* The revision that introduced each feature. Revisions are dates, so they
  * order as strings. */
@@ -14,17 +16,45 @@ static const char *const since[] = {
 	[SB_REV_OUTPUT_SCHEMA] = "2025-06-18",
 	[SB_REV_STRUCTURED_CONTENT] = "2025-06-18",
 	[SB_REV_SERVER_DESCRIPTION] = "2025-11-25",
+	[SB_REV_STATELESS] = "2026-07-28",
+	[SB_REV_CACHE_HINTS] = "2026-07-28",
 };
+
+#define COUNT(a) (sizeof(a) / sizeof *(a))
+
+static const char *find(const char *const *list, size_t n, const char *v)
+{
+	for (size_t i = 0; v && i < n; i++)
+		if (!strcmp(v, list[i]))
+			return list[i];
+	return NULL;
+}
 
 const char *sb_rev_negotiate(const char *asked)
 {
-	for (size_t i = 0; asked && i < sizeof revisions / sizeof *revisions; i++)
-		if (!strcmp(asked, revisions[i]))
-			return revisions[i];
-	return revisions[0];
+	const char *v = find(legacy, COUNT(legacy), asked);
+	return v ? v : legacy[0];
+}
+
+const char *sb_rev_modern(const char *v)
+{
+	return find(modern, COUNT(modern), v);
+}
+
+bool sb_rev_is_legacy(const char *v)
+{
+	return find(legacy, COUNT(legacy), v) != NULL;
+}
+
+json_t *sb_rev_modern_list(void)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < COUNT(modern); i++)
+		json_array_append_new(a, json_string(modern[i]));
+	return a;
 }
 
 bool sb_rev_has(const char *rev, enum sb_rev_feature f)
 {
-	return rev && (unsigned)f < sizeof since / sizeof *since && strcmp(rev, since[f]) >= 0;
+	return rev && (unsigned)f < COUNT(since) && strcmp(rev, since[f]) >= 0;
 }

@@ -1,8 +1,14 @@
 /* The MCP revisions this server speaks and what each one defines. A field a
- * revision does not define is left out of answers in that revision. */
+ * revision does not define is left out of answers in that revision.
+ *
+ * Two eras: the legacy revisions (2024-11-05 to 2025-11-25) agree on one
+ * with the initialize handshake and keep it for the connection (stdio) or
+ * session (HTTP); the modern ones (2026-07-28) have no handshake: every
+ * request names its revision and the client's capabilities in its _meta. */
 #ifndef SAGEBOX_MCP_REVISION_H
 #define SAGEBOX_MCP_REVISION_H
 
+#include <jansson.h>
 #include <stdbool.h>
 
 enum sb_rev_feature {
@@ -12,11 +18,27 @@ enum sb_rev_feature {
 	SB_REV_OUTPUT_SCHEMA,        /* tool "outputSchema" */
 	SB_REV_STRUCTURED_CONTENT,   /* CallToolResult "structuredContent" */
 	SB_REV_SERVER_DESCRIPTION,   /* serverInfo "description" */
+	SB_REV_STATELESS,            /* no handshake: _meta per request, server/discover,
+					result "resultType" and "_meta" serverInfo */
+	SB_REV_CACHE_HINTS,          /* "ttlMs" and "cacheScope" on cacheable results */
 };
 
 /* The revision to answer an initialize that asked for `asked`: the same
- * when supported, else the newest (a static string). */
+ * when it is a legacy revision this server speaks, else the newest legacy
+ * one (a static string). initialize never selects a modern revision. */
 const char *sb_rev_negotiate(const char *asked);
+
+/* The modern revision named v (a static string), or NULL when v is not one
+ * this server speaks. */
+const char *sb_rev_modern(const char *v);
+
+/* Whether v names a legacy revision this server speaks. */
+bool sb_rev_is_legacy(const char *v);
+
+/* The modern revisions this server speaks, newest first (new reference):
+ * server/discover's "supportedVersions" and UnsupportedProtocolVersion's
+ * "supported". */
+json_t *sb_rev_modern_list(void);
 
 /* Whether revision rev (NULL: none yet) has the feature. */
 bool sb_rev_has(const char *rev, enum sb_rev_feature f);

@@ -478,6 +478,160 @@ static void test_long_client_name(void)
 	pthread_mutex_destroy(&m.lock);
 }
 
+/* A sink that also records the code of a request refused before any method
+ * ran (what an HTTP transport turns into 400/404). */
+struct rejsink {
+	struct memsink m;
+	int rejected;
+};
+
+static void rej_code(void *ctx, int code)
+{
+	struct rejsink *r = ctx;
+	r->rejected = code;
+}
+
+static int rej_send(void *ctx, const json_t *msg)
+{
+	return mem_send(&((struct rejsink *)ctx)->m, msg);
+}
+
+static void rej_done(void *ctx)
+{
+	mem_done(&((struct rejsink *)ctx)->m);
+}
+
+#define META "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"," \
+	     "\"io.modelcontextprotocol/clientCapabilities\":{}"
+
+/* The 2026-07-28 era: no handshake, _meta on every request, server/discover,
+ * removed methods, resultType and serverInfo on results, log messages only
+ * when a request asks, ids scoped to a stream. */
+static void test_modern(void)
+{
+	struct sb_config cfg;
+	sb_config_defaults(&cfg);
+	struct rejsink r = {.m = {.msgs = json_array()}};
+	pthread_mutex_init(&r.m.lock, NULL);
+	struct sb_mcp_sink sink = {.send = rej_send, .done = rej_done, .rejected = rej_code, .ctx = &r};
+	struct sb_error why = {.msg = "no sandbox in a unit test"};
+	struct sb_mcp_server *srv = sb_mcp_server_new(&cfg, NULL, &why, NULL);
+	struct sb_mcp_client *c = sb_mcp_client_new(srv, "unit", &sink);
+
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\",\"params\":{" META "}}}");
+	json_t *a = answer(&r.m, 1), *res = json_object_get(a, "result");
+	CHECK(!strcmp(text_of(res, "resultType"), "complete") && r.rejected == 0);
+	CHECK(!strcmp(json_string_value(json_array_get(json_object_get(res, "supportedVersions"), 0)), "2026-07-28"));
+	CHECK(json_object_get(json_object_get(res, "capabilities"), "tools") && json_object_get(res, "ttlMs"));
+	CHECK(!strcmp(text_of(json_object_get(json_object_get(res, "_meta"), "io.modelcontextprotocol/serverInfo"),
+			      "name"), "sagebox"));
+	json_decref(a);
+
+	/* Required _meta keys missing: -32602, refused before any method. */
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"server/discover\",\"params\":{}}");
+	CHECK(error_says(&r.m, 2, -32602, "no \"_meta\"") && r.rejected == -32602);
+	r.rejected = 0;
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\",\"params\":{\"_meta\":{"
+		      "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}}}");
+	CHECK(error_says(&r.m, 3, -32602, "clientCapabilities") && r.rejected == -32602);
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/list\",\"params\":{\"_meta\":{"
+		      "\"io.modelcontextprotocol/protocolVersion\":\"1900-01-01\","
+		      "\"io.modelcontextprotocol/clientCapabilities\":{}}}}");
+	a = answer(&r.m, 4);
+	json_t *data = json_object_get(json_object_get(a, "error"), "data");
+	CHECK(json_integer_value(json_object_get(json_object_get(a, "error"), "code")) == -32022 &&
+	      r.rejected == -32022);
+	CHECK(!strcmp(text_of(data, "requested"), "1900-01-01") &&
+	      json_array_size(json_object_get(data, "supported")) == 1);
+	json_decref(a);
+	/* Methods removed in 2026-07-28 do not exist in it. */
+	const char *removed[] = {"initialize", "ping", "logging/setLevel"};
+	for (int i = 0; i < 3; i++) {
+		char line[512];
+		r.rejected = 0;
+		snprintf(line, sizeof line, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"%s\",\"params\":{" META "}}}",
+			 10 + i, removed[i]);
+		say(c, &sink, line);
+		CHECK(error_says(&r.m, 10 + i, -32601, "Method not found") && r.rejected == -32601);
+	}
+	/* A bad log level is refused; a handler's error is not a refusal. */
+	r.rejected = 0;
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":20,\"method\":\"tools/list\",\"params\":{" META
+		      ",\"io.modelcontextprotocol/logLevel\":\"loud\"}}}");
+	CHECK(error_says(&r.m, 20, -32602, "logLevel") && r.rejected == -32602);
+	r.rejected = 0;
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":21,\"method\":\"tools/call\",\"params\":{\"name\":\"nope\"," META "}}}");
+	CHECK(error_says(&r.m, 21, -32602, "Unknown tool") && r.rejected == 0);
+
+	/* A call: stamped result; no log message unless asked, then before the response. */
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":30,\"method\":\"tools/call\",\"params\":{\"name\":\"run_python\","
+		      "\"arguments\":{\"code\":\"1\"}," META "}}}");
+	a = answer(&r.m, 30);
+	CHECK(!strcmp(text_of(json_object_get(a, "result"), "resultType"), "complete"));
+	json_decref(a);
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":31,\"method\":\"tools/call\",\"params\":{\"name\":\"run_python\","
+		      "\"arguments\":{\"code\":\"1\"}," META ",\"io.modelcontextprotocol/logLevel\":\"info\"}}}");
+	json_decref(answer(&r.m, 31));
+	pthread_mutex_lock(&r.m.lock);
+	int logs_before_31 = 0, logs_total = 0;
+	bool seen31 = false;
+	size_t i;
+	json_t *msg;
+	json_array_foreach(r.m.msgs, i, msg) {
+		if (!strcmp(text_of(msg, "method"), "notifications/message")) {
+			logs_total++;
+			logs_before_31 += !seen31;
+		}
+		if (json_integer_value(json_object_get(msg, "id")) == 31)
+			seen31 = true;
+	}
+	pthread_mutex_unlock(&r.m.lock);
+	CHECK(logs_total == 1 && logs_before_31 == 1);
+	sb_mcp_client_free(c);
+	sb_mcp_server_free(srv);
+	json_decref(r.m.msgs);
+	pthread_mutex_destroy(&r.m.lock);
+}
+
+/* Ids scoped to streams (HTTP): the same id on two streams is two calls, and
+ * closing one stream cancels only its call. */
+static void test_stream_ids(void)
+{
+	struct sb_config cfg;
+	sb_config_defaults(&cfg);
+	cfg.max_concurrent = 1;
+	struct memsink m1 = {.msgs = json_array()}, m2 = {.msgs = json_array()};
+	pthread_mutex_init(&m1.lock, NULL);
+	pthread_mutex_init(&m2.lock, NULL);
+	struct sb_mcp_sink s1 = {.send = mem_send, .done = mem_done, .ctx = &m1};
+	struct sb_mcp_sink s2 = {.send = mem_send, .done = mem_done, .ctx = &m2};
+	struct sb_mcp_server *srv = sb_mcp_server_new(&cfg, NULL, NULL, NULL);
+	struct sb_mcp_client *c = sb_mcp_client_new(srv, "unit", &s1);
+	atomic_bool no = false;
+	CHECK(sb_mcp_slot_take(srv, &no)); /* both calls wait */
+	const char *call = "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"run_shell\","
+			   "\"arguments\":{\"code\":\"true\"}," META "}}}";
+	struct sb_mcp_msg_opts o = {.stream_ids = true};
+	sb_mcp_handle_message_opts(c, call, strlen(call), &s1, &o);
+	sb_mcp_handle_message_opts(c, call, strlen(call), &s2, &o);
+	usleep(100000);
+	CHECK(done_count(&m1) == 0 && done_count(&m2) == 0); /* no "id in flight" error */
+	sb_mcp_client_cancel_stream(c, &m1, "stream closed");
+	for (int i = 0; i < 500 && done_count(&m1) < 1; i++)
+		usleep(10000);
+	CHECK(done_count(&m1) == 1 && done_count(&m2) == 0 && json_array_size(m1.msgs) == 0);
+	sb_mcp_slot_give(srv);
+	json_t *a = answer(&m2, 7);
+	CHECK(a && json_object_get(a, "result"));
+	json_decref(a);
+	sb_mcp_client_free(c);
+	sb_mcp_server_free(srv);
+	json_decref(m1.msgs);
+	json_decref(m2.msgs);
+	pthread_mutex_destroy(&m1.lock);
+	pthread_mutex_destroy(&m2.lock);
+}
+
 int main(void)
 {
 	test_utf8();
@@ -489,5 +643,7 @@ int main(void)
 	test_queued_cancel();
 	test_audit();
 	test_long_client_name();
+	test_modern();
+	test_stream_ids();
 	return check_summary();
 }
