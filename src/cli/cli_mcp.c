@@ -1,6 +1,9 @@
-/* sagebox mcp: serve the Model Context Protocol on stdin/stdout. */
+/* sagebox mcp: serve the Model Context Protocol on stdin/stdout, or with
+ * --http over Streamable HTTP to many clients. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +16,7 @@
 #include "mcp/mcp.h"
 #include "runner/runner.h"
 #include "tools/tool.h"
+#include "transport/http.h"
 #include "transport/stdio.h"
 #include "util/buf.h"
 #include "util/fd.h"
@@ -52,6 +56,102 @@ static void wrapped(FILE *out, const char *text)
 	fputc('\n', out);
 }
 
+/* The HTTP flags, as one table. */
+struct http_flag {
+	const char *name;
+	bool value;             /* takes a value */
+	const char *usage, *help;
+	int (*set)(struct sb_http_options *o, const char *v, struct sb_error *err);
+};
+
+static int set_listen(struct sb_http_options *o, const char *v, struct sb_error *err)
+{
+	return sb_http_parse_listen(v, o, err);
+}
+static int set_remote(struct sb_http_options *o, const char *v, struct sb_error *err)
+{
+	o->allow_remote = true;
+	return 0;
+}
+static int set_cert(struct sb_http_options *o, const char *v, struct sb_error *err)
+{
+	o->tls_cert = v;
+	return 0;
+}
+static int set_key(struct sb_http_options *o, const char *v, struct sb_error *err)
+{
+	o->tls_key = v;
+	return 0;
+}
+static int set_tokens(struct sb_http_options *o, const char *v, struct sb_error *err)
+{
+	o->token_file = v;
+	return 0;
+}
+static int set_no_auth(struct sb_http_options *o, const char *v, struct sb_error *err)
+{
+	o->no_auth = true;
+	return 0;
+}
+static int set_origins(struct sb_http_options *o, const char *v, struct sb_error *err)
+{
+	o->bind.origins = v;
+	return 0;
+}
+
+static int number(const char *flag, const char *v, unsigned long long min, unsigned long long max,
+		  unsigned long long *out, struct sb_error *err)
+{
+	char *end;
+	errno = 0;
+	unsigned long long n = strtoull(v, &end, 10);
+	if (!*v || *end || errno || n < min || n > max || *v == '-')
+		return sb_fail(err, "%s %s: must be a whole number from %llu to %llu", flag, v, min, max);
+	*out = n;
+	return 0;
+}
+#define NUMBER_FLAG(fn, flag, min, max, field)                                        \
+	static int fn(struct sb_http_options *o, const char *v, struct sb_error *err) \
+	{                                                                               \
+		unsigned long long n;                                                   \
+		if (number(flag, v, min, max, &n, err) < 0)                             \
+			return -1;                                                      \
+		field = (__typeof__(field))n;                                           \
+		return 0;                                                               \
+	}
+NUMBER_FLAG(set_max_body, "--http-max-body", 1024, 64ull * 1024 * 1024, o->limits.max_body)
+NUMBER_FLAG(set_inflight, "--http-max-inflight", 1, 10000, o->limits.max_inflight_client)
+NUMBER_FLAG(set_inflight_total, "--http-max-inflight-total", 1, 100000, o->limits.max_inflight_total)
+NUMBER_FLAG(set_connections, "--http-max-connections", 4, 4096, o->max_connections)
+NUMBER_FLAG(set_req_timeout, "--http-request-timeout", 1, 3600, o->request_timeout_s)
+
+static const struct http_flag http_flags[] = {
+	{"--http", true, "--http [ADDR:]PORT", "serve HTTP on ADDR (default 127.0.0.1) and PORT (0: any free port)",
+	 set_listen},
+	{"--allow-remote", false, "--allow-remote", "allow an address other than loopback (use TLS or a proxy)",
+	 set_remote},
+	{"--tls-cert", true, "--tls-cert FILE", "serve HTTPS with this PEM certificate (with --tls-key)", set_cert},
+	{"--tls-key", true, "--tls-key FILE", "the certificate's PEM private key", set_key},
+	{"--token-file", true, "--token-file FILE",
+	 "tokens, one per line, name:token or token; each is one client (default: one token made in "
+	 "$XDG_STATE_HOME/sagebox/token)",
+	 set_tokens},
+	{"--insecure-no-auth", false, "--insecure-no-auth", "no token (loopback only; for tests and experiments)",
+	 set_no_auth},
+	{"--allowed-origin", true, "--allowed-origin LIST",
+	 "comma-separated origins or host names browsers and proxies may use", set_origins},
+	{"--http-max-body", true, "--http-max-body BYTES", "largest request body (default 8 MiB; 413 beyond)",
+	 set_max_body},
+	{"--http-max-inflight", true, "--http-max-inflight N", "requests at once per client (default 32; 429 beyond)",
+	 set_inflight},
+	{"--http-max-inflight-total", true, "--http-max-inflight-total N", "requests at once in all (default 128)",
+	 set_inflight_total},
+	{"--http-max-connections", true, "--http-max-connections N", "open connections at once (default 256)",
+	 set_connections},
+	{"--http-request-timeout", true, "--http-request-timeout S",
+	 "seconds a client has to send a whole request (default 30)", set_req_timeout},
+};
+
 static void usage(FILE *out)
 {
 	SB_AUTO_BUF about = {0};
@@ -63,12 +163,17 @@ static void usage(FILE *out)
 		      "SAGEBOX_* variable in the client's config; see sagebox --help-settings.",
 		      tools ? tools : "?");
 	free(tools);
-	fputs("usage: sagebox mcp [SETTING FLAGS]\n\n", out);
+	fputs("usage: sagebox mcp [SETTING FLAGS]\n"
+	      "       sagebox mcp --http [ADDR:]PORT [HTTP FLAGS] [SETTING FLAGS]\n\n", out);
 	wrapped(out, about.data ? about.data : "");
 	fputs("\n"
 	      "LM Studio (~/.lmstudio/mcp.json) or Claude Desktop:\n"
-	      "  {\"mcpServers\": {\"sagebox\": {\"command\": \"sagebox\", \"args\": [\"mcp\"]}}}\n",
+	      "  {\"mcpServers\": {\"sagebox\": {\"command\": \"sagebox\", \"args\": [\"mcp\"]}}}\n"
+	      "\n"
+	      "Streamable HTTP (many clients; each token is one client; POST to /mcp):\n",
 	      out);
+	for (size_t i = 0; i < sizeof http_flags / sizeof *http_flags; i++)
+		fprintf(out, "  %-28s %s\n", http_flags[i].usage, http_flags[i].help);
 }
 
 static void handle_signals(void (*fn)(int))
@@ -98,6 +203,108 @@ static int take_stdio(int *in, int *out)
 	return 0;
 }
 
+/* Parse what sb_cli_load_settings left: the HTTP flags and --help.
+ * Returns 1 to go on, 0 after --help, -1 on a bad option. */
+static int parse_rest(int nrest, char **rest, struct sb_http_options *o, bool *http)
+{
+	struct sb_error err = {0};
+	for (int i = 1; i < nrest; i++) {
+		if (!strcmp(rest[i], "--help") || !strcmp(rest[i], "-h")) {
+			usage(stdout);
+			return 0;
+		}
+		const struct http_flag *f = NULL;
+		const char *value = NULL;
+		for (size_t j = 0; j < sizeof http_flags / sizeof *http_flags; j++) {
+			size_t n = strlen(http_flags[j].name);
+			if (!strncmp(rest[i], http_flags[j].name, n) && (!rest[i][n] || rest[i][n] == '=')) {
+				f = &http_flags[j];
+				value = rest[i][n] == '=' ? rest[i] + n + 1 : NULL;
+			}
+		}
+		if (!f) {
+			fprintf(stderr, "sagebox mcp: unknown option '%s'\n\n", rest[i]);
+			usage(stderr);
+			return -1;
+		}
+		if (f->value && !value && i + 1 >= nrest) {
+			fprintf(stderr, "sagebox mcp: %s needs a value (%s)\n", f->name, f->usage);
+			return -1;
+		}
+		if (f->value && !value)
+			value = rest[++i];
+		if (f->set(o, value, &err) < 0) {
+			sb_cli_print_error(&err);
+			return -1;
+		}
+		*http = *http || !strcmp(f->name, "--http");
+	}
+	if (!*http && nrest > 1) {
+		fprintf(stderr, "sagebox mcp: the HTTP flags need --http [ADDR:]PORT\n");
+		return -1;
+	}
+	return 1;
+}
+
+/* How to reach the server, for the person who started it. The token itself
+ * is not printed (this often lands in a shared log). */
+static void http_banner(const char *url, const char *token_path, const struct sb_http_options *o, const char *backend)
+{
+	const char *hdr = token_path[0] ? ", \"headers\": {\"Authorization\": \"Bearer TOKEN\"}" : "";
+	fprintf(stderr, "sagebox mcp: serving MCP over HTTP at %s (backend %s)\n", url, backend);
+	if (token_path[0])
+		fprintf(stderr, "  token: in %s (TOKEN below; send it as \"Authorization: Bearer TOKEN\")\n", token_path);
+	else
+		fprintf(stderr, "  no token: anyone on this machine can run code here (--insecure-no-auth)\n");
+	fprintf(stderr,
+		"  LM Studio (~/.lmstudio/mcp.json):\n"
+		"    {\"mcpServers\": {\"sagebox\": {\"url\": \"%s\"%s}}}\n"
+		"  Claude Desktop (claude_desktop_config.json), through a local stdio bridge:\n"
+		"    {\"mcpServers\": {\"sagebox\": {\"command\": \"npx\", \"args\": [\"mcp-remote\", \"%s\"%s]}}}\n"
+		"    or over ssh: {\"command\": \"ssh\", \"args\": [\"HOST\", \"sagebox\", \"mcp\"]}\n"
+		"  SDKs: new StreamableHTTPClientTransport(new URL(\"%s\"), {requestInit: {headers: "
+		"{Authorization: \"Bearer TOKEN\"}}})\n",
+		url, hdr, url, token_path[0] ? ", \"--header\", \"Authorization: Bearer TOKEN\"" : "", url);
+	if (!o->bind.loopback && !o->tls_cert)
+		fprintf(stderr, "sagebox mcp: warning: listening on %s without TLS: tokens and code cross the network "
+			"in clear text; use --tls-cert/--tls-key or a TLS reverse proxy (docs/DEPLOY.md)\n", o->bind.addr);
+	if (o->no_auth)
+		fprintf(stderr, "sagebox mcp: warning: --insecure-no-auth: every local user and program can run "
+			"code through this server\n");
+}
+
+/* Serve HTTP until a signal. */
+static int serve_http(const struct sb_http_options *o, struct sb_mcp_server *srv, const char *backend)
+{
+	struct sb_error err = {0};
+	SB_AUTO_FD stop_r = -1;
+	SB_AUTO_FD stop_w = -1;
+	int p[2];
+	if (sb_pipe(p) < 0) {
+		fprintf(stderr, "sagebox mcp: pipe: %s\n", strerror(errno));
+		return SB_EXIT_FAILURE;
+	}
+	stop_r = p[0];
+	stop_w = p[1];
+	char token_path[4096];
+	struct sb_http *h = sb_http_start(o, srv, token_path, sizeof token_path, &err);
+	if (!h) {
+		sb_cli_print_error(&err);
+		return SB_EXIT_FAILURE;
+	}
+	stop_fd = stop_w;
+	handle_signals(on_signal);
+	http_banner(sb_http_url(h), token_path, o, backend);
+	struct pollfd pf = {.fd = stop_r, .events = POLLIN};
+	while (SB_RETRY_EINTR(poll(&pf, 1, -1)) <= 0)
+		;
+	fprintf(stderr, "sagebox mcp: stopping: ending every connection and call\n");
+	sb_http_stop(h);
+	handle_signals(SIG_DFL);
+	stop_fd = -1;
+	return SB_EXIT_OK;
+}
+
 int sb_cli_mcp(int argc, char **argv)
 {
 	struct sb_config cfg;
@@ -107,15 +314,13 @@ int sb_cli_mcp(int argc, char **argv)
 		free(rest);
 		return SB_EXIT_USAGE;
 	}
-	for (int i = 1; i < nrest; i++) {
-		bool help = !strcmp(rest[i], "--help") || !strcmp(rest[i], "-h");
-		if (!help)
-			fprintf(stderr, "sagebox mcp: unknown option '%s'\n\n", rest[i]);
-		usage(help ? stdout : stderr);
-		free(rest);
-		return help ? SB_EXIT_OK : SB_EXIT_USAGE;
-	}
+	struct sb_http_options http_opt;
+	sb_http_options_defaults(&http_opt);
+	bool http = false;
+	int go = parse_rest(nrest, rest, &http_opt, &http);
 	free(rest);
+	if (go <= 0)
+		return go == 0 ? SB_EXIT_OK : SB_EXIT_USAGE;
 
 	struct sb_audit audit = {.fd = -1};
 	struct sb_error err = {0};
@@ -127,7 +332,7 @@ int sb_cli_mcp(int argc, char **argv)
 
 	SB_AUTO_FD in = -1;
 	SB_AUTO_FD out = -1;
-	if (take_stdio(&in, &out) < 0)
+	if (!http && take_stdio(&in, &out) < 0)
 		return SB_EXIT_FAILURE;
 	signal(SIGPIPE, SIG_IGN);
 
@@ -137,10 +342,13 @@ int sb_cli_mcp(int argc, char **argv)
 	else
 		fprintf(stderr, "sagebox mcp: the sandbox is not usable, tools will say why: %s\n", err.msg);
 
-	struct sb_stdio *io = sb_stdio_new(in, out, SB_STDIO_MAX_MESSAGE);
-	struct sb_mcp_server *srv = io ? sb_mcp_server_new(&cfg, runner, &err, audit.fd >= 0 ? &audit : NULL) : NULL;
+	struct sb_stdio *io = http ? NULL : sb_stdio_new(in, out, SB_STDIO_MAX_MESSAGE);
+	struct sb_mcp_server *srv = http || io ? sb_mcp_server_new(&cfg, runner, &err, audit.fd >= 0 ? &audit : NULL)
+					       : NULL;
 	int rc = SB_EXIT_FAILURE;
-	if (srv) {
+	if (srv && http) {
+		rc = serve_http(&http_opt, srv, cfg.backend);
+	} else if (srv) {
 		stop_fd = sb_stdio_stop_fd(io);
 		handle_signals(on_signal);
 		fprintf(stderr, "sagebox mcp: serving on stdio (backend %s)\n", cfg.backend);

@@ -1,0 +1,550 @@
+#include "transport/http.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/buf.h"
+#include "util/fd.h"
+
+/* One open connection, for the reaper: a client gets request_timeout_s to
+ * send each whole request (headers and body); one that trickles bytes (a
+ * slow loris, which resets any idle timer) is cut off instead of holding
+ * its thread forever. */
+struct conn {
+	int fd;
+	bool receiving;               /* waiting for (the rest of) a request */
+	time_t deadline;
+	struct conn *next;
+};
+
+struct sb_http {
+	struct sb_http_options opt;
+	struct sb_http_tokens tokens;
+	struct sb_http_core *core;
+	struct MHD_Daemon *daemon;
+	char *cert, *key;
+	char url[160];
+	atomic_bool stopping;
+	pthread_mutex_t conns_lock;
+	struct conn *conns;
+	pthread_t reaper;
+	bool reaper_running;
+	int reaper_stop[2];
+};
+
+/* One request between its first and last callback. */
+struct hreq {
+	struct sb_http *h;
+	struct conn *conn;
+	struct sb_http_ticket t;
+	struct sb_http_resp r;
+	bool head_ok, answered;
+	struct sb_buf body;
+	struct sb_http_exchange *x;   /* a deferred answer this request streams or waits for */
+	char peer[64];
+};
+
+/* An SSE response's reader. */
+struct sse {
+	struct sb_http *h;
+	struct sb_http_exchange *x;   /* its own reference */
+	int fd;
+	struct sb_buf out;
+	size_t off;
+	unsigned quiet_s;
+};
+
+static struct conn *conn_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return i ? i->socket_context : NULL;
+}
+
+static int fd_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	return i ? i->connect_fd : -1;
+}
+
+static void conn_receiving(struct sb_http *h, struct conn *k, bool on)
+{
+	if (!k)
+		return;
+	pthread_mutex_lock(&h->conns_lock);
+	k->receiving = on;
+	k->deadline = time(NULL) + (time_t)h->opt.request_timeout_s;
+	pthread_mutex_unlock(&h->conns_lock);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	struct sb_http *h = cls;
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		struct conn *k = calloc(1, sizeof *k);
+		if (!k)
+			return;
+		k->fd = fd_of(c);
+		k->receiving = true;
+		k->deadline = time(NULL) + (time_t)h->opt.request_timeout_s;
+		pthread_mutex_lock(&h->conns_lock);
+		k->next = h->conns;
+		h->conns = k;
+		pthread_mutex_unlock(&h->conns_lock);
+		*socket_context = k;
+	} else if (*socket_context) {
+		/* Called before libmicrohttpd closes the fd: the reaper never
+		 * touches an fd number that may have been reused. */
+		struct conn *k = *socket_context;
+		pthread_mutex_lock(&h->conns_lock);
+		for (struct conn **pp = &h->conns; *pp; pp = &(*pp)->next)
+			if (*pp == k) {
+				*pp = k->next;
+				break;
+			}
+		pthread_mutex_unlock(&h->conns_lock);
+		free(k);
+		*socket_context = NULL;
+	}
+}
+
+static void *reaper_main(void *arg)
+{
+	struct sb_http *h = arg;
+	for (;;) {
+		struct pollfd p = {.fd = h->reaper_stop[0], .events = POLLIN};
+		if (SB_RETRY_EINTR(poll(&p, 1, 1000)) > 0)
+			return NULL;
+		time_t now = time(NULL);
+		pthread_mutex_lock(&h->conns_lock);
+		for (struct conn *k = h->conns; k; k = k->next)
+			if (k->receiving && now > k->deadline && k->fd >= 0) {
+				/* The connection's thread sees end of input and closes it. */
+				shutdown(k->fd, SHUT_RDWR);
+				k->receiving = false;
+				fprintf(stderr, "sagebox mcp: http: a client took over %u s to send a request: "
+					"connection closed\n", h->opt.request_timeout_s);
+			}
+		pthread_mutex_unlock(&h->conns_lock);
+		sb_http_core_tick(h->core);
+	}
+}
+
+/* The client hung up (or the server is stopping). */
+static bool peer_gone(struct sb_http *h, int fd)
+{
+	if (atomic_load(&h->stopping))
+		return true;
+	struct pollfd p = {.fd = fd, .events = POLLIN | POLLRDHUP};
+	if (fd < 0 || SB_RETRY_EINTR(poll(&p, 1, 0)) <= 0)
+		return false;
+	return p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL);
+}
+
+static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct sse *s = cls;
+	for (;;) {
+		if (s->off < s->out.len) {
+			size_t n = s->out.len - s->off;
+			n = n < max ? n : max;
+			memcpy(buf, s->out.data + s->off, n);
+			s->off += n;
+			return (ssize_t)n;
+		}
+		s->out.len = s->off = 0;
+		struct sb_http_msg *m = sb_http_exchange_take(s->x);
+		if (m) {
+			sb_buf_printf(&s->out, "event: message\ndata: %s\n\n", m->text);
+			sb_http_msg_free(m);
+			s->quiet_s = 0;
+			continue;
+		}
+		if (sb_http_exchange_done(s->x))
+			return MHD_CONTENT_READER_END_OF_STREAM;
+		if (peer_gone(s->h, s->fd))
+			return MHD_CONTENT_READER_END_WITH_ERROR;
+		if (!sb_http_exchange_wait(s->x, 1000) && ++s->quiet_s >= 15) {
+			/* An SSE comment now and then keeps proxies and idle timers
+			 * from closing a long call's stream. */
+			sb_buf_append(&s->out, ":\n\n", 3);
+			s->quiet_s = 0;
+		}
+	}
+}
+
+static void sse_free(void *cls)
+{
+	struct sse *s = cls;
+	sb_http_exchange_unref(s->x);
+	sb_buf_free(&s->out);
+	free(s);
+}
+
+static enum MHD_Result queue(struct MHD_Connection *c, struct hreq *q, struct MHD_Response *resp, int status)
+{
+	if (!resp)
+		return MHD_NO;
+	if (q->r.session_id[0])
+		MHD_add_response_header(resp, "Mcp-Session-Id", q->r.session_id);
+	if (q->r.allow)
+		MHD_add_response_header(resp, "Allow", q->r.allow);
+	if (q->r.www_authenticate)
+		MHD_add_response_header(resp, "WWW-Authenticate", "Bearer realm=\"sagebox\"");
+	if (q->r.retry_after) {
+		char v[16];
+		snprintf(v, sizeof v, "%u", q->r.retry_after);
+		MHD_add_response_header(resp, "Retry-After", v);
+	}
+	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	enum MHD_Result rc = MHD_queue_response(c, (unsigned)status, resp);
+	MHD_destroy_response(resp);
+	q->answered = true;
+	return rc;
+}
+
+static enum MHD_Result answer_plain(struct MHD_Connection *c, struct hreq *q)
+{
+	struct MHD_Response *resp = MHD_create_response_from_buffer(q->r.body_len, q->r.body ? q->r.body : "",
+								    MHD_RESPMEM_MUST_COPY);
+	if (resp && q->r.content_type)
+		MHD_add_response_header(resp, "Content-Type", q->r.content_type);
+	return queue(c, q, resp, q->r.status);
+}
+
+static enum MHD_Result answer_stream(struct MHD_Connection *c, struct hreq *q)
+{
+	struct sb_http *h = q->h;
+	int fd = fd_of(c);
+	if (!q->r.sse) {
+		/* A JSON answer: wait for it here (this connection's own thread). */
+		while (!sb_http_exchange_wait(q->x, 1000) || !sb_http_exchange_done(q->x))
+			if (peer_gone(h, fd))
+				return MHD_NO; /* the completion callback cancels the call */
+		sb_http_core_json_answer(q->x, &q->r);
+		return answer_plain(c, q);
+	}
+	struct sse *s = calloc(1, sizeof *s);
+	if (!s)
+		return MHD_NO;
+	s->h = h;
+	s->x = q->x;
+	s->fd = fd;
+	sb_http_exchange_ref(q->x);
+	struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, sse_read, s, sse_free);
+	if (!resp) {
+		sse_free(s);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, "Content-Type", "text/event-stream");
+	MHD_add_response_header(resp, "X-Accel-Buffering", "no");
+	return queue(c, q, resp, 200);
+}
+
+static const char *lookup(void *hctx, const char *name)
+{
+	return MHD_lookup_connection_value(hctx, MHD_HEADER_KIND, name);
+}
+
+static void peer_name(struct MHD_Connection *c, char *buf, size_t size)
+{
+	const union MHD_ConnectionInfo *i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	snprintf(buf, size, "?");
+	if (!i || !i->client_addr)
+		return;
+	const struct sockaddr *sa = i->client_addr;
+	if (sa->sa_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, buf, (socklen_t)size);
+	else if (sa->sa_family == AF_INET6)
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, buf, (socklen_t)size);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+				  const char *version, const char *upload_data, size_t *upload_data_size,
+				  void **req_cls)
+{
+	struct sb_http *h = cls;
+	struct hreq *q = *req_cls;
+	struct sb_http_req req = {.method = method, .path = url, .header = lookup, .hctx = c};
+	if (!q) {
+		/* The headers are in: check what needs no body before reading it. */
+		if (!(q = calloc(1, sizeof *q)))
+			return MHD_NO;
+		*req_cls = q;
+		q->h = h;
+		q->conn = conn_of(c);
+		peer_name(c, q->peer, sizeof q->peer);
+		req.peer = q->peer;
+		q->head_ok = sb_http_core_head(h->core, &req, &q->t, &q->r) == 0;
+		return q->head_ok ? MHD_YES : answer_plain(c, q);
+	}
+	req.peer = q->peer;
+	if (q->answered) {
+		*upload_data_size = 0; /* a refused request's body is not kept */
+		return MHD_YES;
+	}
+	if (*upload_data_size) {
+		if (q->body.len + *upload_data_size > h->opt.limits.max_body) {
+			*upload_data_size = 0;
+			sb_http_resp_clear(&q->r);
+			q->r.status = 413;
+			q->r.content_type = "application/json";
+			q->r.body = strdup("{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32600,\"message\":\"Content Too Large\"}}");
+			q->r.body_len = q->r.body ? strlen(q->r.body) : 0;
+			return answer_plain(c, q);
+		}
+		sb_buf_append(&q->body, upload_data, *upload_data_size);
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	conn_receiving(h, q->conn, false);
+	sb_http_core_body(h->core, &req, &q->t, q->body.data ? q->body.data : "", q->body.len, &q->r);
+	sb_buf_free(&q->body);
+	if (q->r.stream) {
+		q->x = q->r.stream;
+		q->r.stream = NULL;
+		return answer_stream(c, q);
+	}
+	return answer_plain(c, q);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls, enum MHD_RequestTerminationCode toe)
+{
+	struct sb_http *h = cls;
+	struct hreq *q = *req_cls;
+	if (!q)
+		return;
+	if (q->x) /* not done: the client went away first, so the call is cancelled */
+		sb_http_exchange_close(q->x, "the client closed the request's HTTP stream");
+	sb_http_core_end(h->core, &q->t);
+	sb_http_resp_clear(&q->r);
+	sb_buf_free(&q->body);
+	conn_receiving(h, q->conn, true); /* the next request on this connection */
+	free(q);
+	*req_cls = NULL;
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char msg[512];
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	msg[strcspn(msg, "\n")] = '\0';
+	fprintf(stderr, "sagebox mcp: http: %s\n", msg);
+}
+
+void sb_http_options_defaults(struct sb_http_options *o)
+{
+	memset(o, 0, sizeof *o);
+	o->limits = (struct sb_http_limits){
+		.max_body = SB_HTTP_MAX_BODY,
+		.max_inflight_client = SB_HTTP_MAX_INFLIGHT_CLIENT,
+		.max_inflight_total = SB_HTTP_MAX_INFLIGHT_TOTAL,
+		.max_sessions_client = SB_HTTP_MAX_SESSIONS_CLIENT,
+		.session_idle_s = SB_HTTP_SESSION_IDLE_S,
+	};
+	o->max_connections = SB_HTTP_MAX_CONNECTIONS;
+	o->request_timeout_s = SB_HTTP_REQUEST_TIMEOUT_S;
+	o->idle_timeout_s = SB_HTTP_IDLE_TIMEOUT_S;
+	snprintf(o->bind.addr, sizeof o->bind.addr, "127.0.0.1");
+	o->bind.loopback = true;
+}
+
+int sb_http_parse_listen(const char *spec, struct sb_http_options *o, struct sb_error *err)
+{
+	char host[64] = "127.0.0.1";
+	const char *port = spec;
+	const char *colon = strrchr(spec, ':');
+	if (colon) {
+		const char *h = spec;
+		size_t n = (size_t)(colon - spec);
+		if (n >= 2 && h[0] == '[' && h[n - 1] == ']')
+			h++, n -= 2;
+		if (n == 0 || n >= sizeof host)
+			return sb_fail(err, "--http %s: the address is empty or too long", spec);
+		memcpy(host, h, n);
+		host[n] = '\0';
+		port = colon + 1;
+	}
+	char *end;
+	errno = 0;
+	unsigned long p = strtoul(port, &end, 10);
+	if (!*port || *end || errno || p > 65535)
+		return sb_fail(err, "--http %s: the port must be a number from 0 to 65535", spec),
+		       sb_hint(err, "for example --http 8080 or --http 127.0.0.1:8080");
+	if (!strcmp(host, "localhost"))
+		snprintf(host, sizeof host, "127.0.0.1");
+	struct in_addr a4;
+	struct in6_addr a6;
+	struct sb_http_bind *b = &o->bind;
+	if (inet_pton(AF_INET, host, &a4) == 1) {
+		b->loopback = (ntohl(a4.s_addr) >> 24) == 127;
+		b->wildcard = a4.s_addr == htonl(INADDR_ANY);
+	} else if (inet_pton(AF_INET6, host, &a6) == 1) {
+		b->loopback = IN6_IS_ADDR_LOOPBACK(&a6);
+		b->wildcard = IN6_IS_ADDR_UNSPECIFIED(&a6);
+	} else {
+		return sb_fail(err, "--http %s: '%s' is not an IP address", spec, host),
+		       sb_hint(err, "give a numeric address (127.0.0.1, ::1, 0.0.0.0) or localhost");
+	}
+	snprintf(b->addr, sizeof b->addr, "%s", host);
+	b->port = (unsigned)p;
+	return 0;
+}
+
+static char *read_file(const char *path, struct sb_error *err)
+{
+	SB_AUTO_FD fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return sb_fail_errno(err, "cannot open %s", path), NULL;
+	struct sb_buf b = {0};
+	char chunk[8192];
+	ssize_t n;
+	while ((n = sb_read_retry(fd, chunk, sizeof chunk)) > 0 && b.len < 1024 * 1024)
+		sb_buf_append(&b, chunk, (size_t)n);
+	if (n < 0 || !b.data) {
+		sb_buf_free(&b);
+		return sb_fail_errno(err, "cannot read %s", path), NULL;
+	}
+	return b.data;
+}
+
+/* What must hold before anything listens. */
+static int check_options(const struct sb_http_options *o, struct sb_error *err)
+{
+	if (!!o->tls_cert != !!o->tls_key)
+		return sb_fail(err, "--tls-cert and --tls-key go together"),
+		       sb_hint(err, "give both PEM files, or neither");
+	if (!o->bind.loopback && !o->allow_remote)
+		return sb_fail(err, "%s is not a loopback address", o->bind.addr),
+		       sb_hint(err, "listening beyond this machine needs --allow-remote (and TLS: --tls-cert/--tls-key, "
+				    "or a TLS reverse proxy; docs/DEPLOY.md)");
+	if (o->no_auth && !o->bind.loopback)
+		return sb_fail(err, "--insecure-no-auth is allowed only on a loopback address (127.0.0.1 or ::1)"),
+		       sb_hint(err, "anyone who can reach %s could run code; use a token", o->bind.addr);
+	if (o->no_auth && o->token_file)
+		return sb_fail(err, "--insecure-no-auth and --token-file contradict each other");
+	if (o->tls_cert && !MHD_is_feature_supported(MHD_FEATURE_TLS))
+		return sb_fail(err, "this libmicrohttpd was built without TLS"),
+		       sb_hint(err, "terminate TLS in a reverse proxy instead (docs/DEPLOY.md)");
+	return 0;
+}
+
+static int start_daemon(struct sb_http *h, struct sb_error *err)
+{
+	const struct sb_http_options *o = &h->opt;
+	struct sockaddr_storage ss = {0};
+	bool v6 = strchr(o->bind.addr, ':') != NULL;
+	if (v6) {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons((uint16_t)o->bind.port);
+		inet_pton(AF_INET6, o->bind.addr, &a->sin6_addr);
+	} else {
+		struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+		a->sin_family = AF_INET;
+		a->sin_port = htons((uint16_t)o->bind.port);
+		inet_pton(AF_INET, o->bind.addr, &a->sin_addr);
+	}
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL |
+			 MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0) | (h->cert ? MHD_USE_TLS : 0);
+	struct MHD_OptionItem tls[] = {
+		{MHD_OPTION_HTTPS_MEM_CERT, 0, h->cert},
+		{MHD_OPTION_HTTPS_MEM_KEY, 0, h->key},
+		{MHD_OPTION_END, 0, NULL},
+	};
+	h->daemon = MHD_start_daemon(
+		flags, (uint16_t)o->bind.port, NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
+		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+		MHD_OPTION_CONNECTION_LIMIT, o->max_connections, MHD_OPTION_CONNECTION_TIMEOUT, o->idle_timeout_s,
+		/* Headers and request line must fit in 64 KiB (431 beyond). */
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_THREAD_STACK_SIZE,
+		(size_t)(2 * 1024 * 1024), MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_NOTIFY_CONNECTION,
+		on_connection, h, MHD_OPTION_ARRAY,
+		h->cert ? tls : tls + 2, MHD_OPTION_END);
+	if (!h->daemon)
+		return sb_fail(err, "cannot listen on %s port %u (in use, or not an address of this machine?)",
+			       o->bind.addr, o->bind.port);
+	const union MHD_DaemonInfo *di = MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
+	unsigned port = di && di->port ? di->port : o->bind.port;
+	snprintf(h->url, sizeof h->url, "%s://%s%s%s:%u/mcp", h->cert ? "https" : "http", v6 ? "[" : "",
+		 o->bind.addr, v6 ? "]" : "", port);
+	return 0;
+}
+
+struct sb_http *sb_http_start(const struct sb_http_options *o, struct sb_mcp_server *srv, char *token_path,
+			      size_t size, struct sb_error *err)
+{
+	if (check_options(o, err) < 0)
+		return NULL;
+	struct sb_http *h = calloc(1, sizeof *h);
+	if (!h)
+		return sb_fail(err, "out of memory"), NULL;
+	h->opt = *o;
+	h->reaper_stop[0] = h->reaper_stop[1] = -1;
+	pthread_mutex_init(&h->conns_lock, NULL);
+	token_path[0] = '\0';
+	int rc = 0;
+	if (o->token_file) {
+		rc = sb_http_tokens_load(o->token_file, &h->tokens, err);
+		snprintf(token_path, size, "%s", o->token_file);
+	} else if (!o->no_auth) {
+		rc = sb_http_tokens_default(token_path, size, &h->tokens, err);
+	}
+	if (rc == 0 && o->tls_cert && (!(h->cert = read_file(o->tls_cert, err)) || !(h->key = read_file(o->tls_key, err))))
+		rc = -1;
+	if (rc == 0 && !(h->core = sb_http_core_new(srv, &h->opt.bind, o->no_auth ? NULL : &h->tokens, &h->opt.limits)))
+		rc = sb_fail(err, "out of memory");
+	if (rc == 0 && sb_pipe(h->reaper_stop) < 0)
+		rc = sb_fail_errno(err, "pipe");
+	if (rc == 0 && pthread_create(&h->reaper, NULL, reaper_main, h) != 0)
+		rc = sb_fail(err, "cannot start a thread");
+	else if (rc == 0)
+		h->reaper_running = true;
+	if (rc == 0)
+		rc = start_daemon(h, err);
+	if (rc < 0) {
+		sb_http_stop(h);
+		return NULL;
+	}
+	return h;
+}
+
+const char *sb_http_url(const struct sb_http *h)
+{
+	return h->url;
+}
+
+void sb_http_stop(struct sb_http *h)
+{
+	if (!h)
+		return;
+	atomic_store(&h->stopping, true);
+	if (h->daemon)
+		MHD_stop_daemon(h->daemon); /* ends every connection; their calls are cancelled */
+	if (h->reaper_running) {
+		char b = 's';
+		(void)SB_RETRY_EINTR(write(h->reaper_stop[1], &b, 1));
+		pthread_join(h->reaper, NULL);
+	}
+	sb_close(&h->reaper_stop[0]);
+	sb_close(&h->reaper_stop[1]);
+	sb_http_core_free(h->core);
+	sb_http_tokens_free(&h->tokens);
+	free(h->cert);
+	if (h->key)
+		explicit_bzero(h->key, strlen(h->key));
+	free(h->key);
+	pthread_mutex_destroy(&h->conns_lock);
+	free(h);
+}

@@ -1,0 +1,207 @@
+#include "transport/http_guard.h"
+
+#include <nettle/base64.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "mcp/stateless.h"
+#include "util/jsontext.h"
+
+/* Split "host[:port]" / "[v6]:port" into host (without brackets) and port
+ * text. Returns -1 when malformed. */
+static int split_hostport(const char *s, size_t n, char *host, size_t hsize, const char **port, size_t *plen)
+{
+	const char *end = s + n;
+	const char *h = s, *he;
+	if (n && *s == '[') {
+		he = memchr(s, ']', n);
+		if (!he)
+			return -1;
+		h = s + 1;
+		*port = he + 1 < end && he[1] == ':' ? he + 2 : NULL;
+		if (he + 1 < end && he[1] != ':')
+			return -1;
+	} else {
+		const char *colon = memchr(s, ':', n);
+		if (colon && memchr(colon + 1, ':', (size_t)(end - colon - 1)))
+			return -1; /* an unbracketed IPv6 literal */
+		he = colon ? colon : end;
+		*port = colon ? colon + 1 : NULL;
+	}
+	*plen = *port ? (size_t)(end - *port) : 0;
+	size_t hl = (size_t)(he - h);
+	if (hl == 0 || hl >= hsize)
+		return -1;
+	memcpy(host, h, hl);
+	host[hl] = '\0';
+	return 0;
+}
+
+static bool loopback_name(const char *h)
+{
+	return !strcasecmp(h, "localhost") || !strcmp(h, "::1") || !strncmp(h, "127.", 4);
+}
+
+/* h is one of the extra names or origins given with --allowed-origin. */
+static bool listed(const char *list, const char *h)
+{
+	for (const char *p = list; p && *p;) {
+		size_t n = strcspn(p, ",");
+		const char *e = p;
+		/* An entry may be a whole origin (scheme://host[:port]) or a host. */
+		const char *sep = memmem(e, n, "://", 3);
+		if (sep) {
+			n -= (size_t)(sep + 3 - e);
+			e = sep + 3;
+		}
+		const char *colon = memchr(e, ':', n);
+		size_t hl = colon && *e != '[' ? (size_t)(colon - e) : n;
+		if (hl == strlen(h) && !strncasecmp(e, h, hl))
+			return true;
+		p += strcspn(p, ",");
+		p += *p == ',';
+	}
+	return false;
+}
+
+static bool host_allowed(const struct sb_http_bind *b, const char *h)
+{
+	if (listed(b->origins, h))
+		return true;
+	/* A server on loopback answers only to loopback names: a page whose own
+	 * name was rebound to 127.0.0.1 sends Host: its.name, and is refused
+	 * (DNS rebinding). */
+	if (b->loopback)
+		return loopback_name(h);
+	if (b->wildcard)
+		return true; /* any of the machine's names; the token decides */
+	return !strcasecmp(h, b->addr);
+}
+
+int sb_http_check_host(const struct sb_http_bind *b, const char *host, char *why, size_t size)
+{
+	char h[256];
+	const char *port;
+	size_t plen;
+	if (!host || split_hostport(host, strlen(host), h, sizeof h, &port, &plen) < 0) {
+		snprintf(why, size, "the Host header is missing or malformed");
+		return -1;
+	}
+	if (!host_allowed(b, h)) {
+		snprintf(why, size, "Host %.100s is not a name of this server (DNS rebinding protection; "
+			 "allow it with --allowed-origin)", host);
+		return -1;
+	}
+	return 0;
+}
+
+int sb_http_check_origin(const struct sb_http_bind *b, const char *origin, char *why, size_t size)
+{
+	if (!origin)
+		return 0;
+	const char *sep = strstr(origin, "://");
+	char h[256];
+	const char *port;
+	size_t plen;
+	if (sep && (!strncmp(origin, "http", (size_t)(sep - origin)) || !strncmp(origin, "https", (size_t)(sep - origin))) &&
+	    split_hostport(sep + 3, strlen(sep + 3), h, sizeof h, &port, &plen) == 0 && host_allowed(b, h) &&
+	    (b->loopback || listed(b->origins, h) || !strcasecmp(h, b->addr)))
+		return 0;
+	/* A browser page from anywhere else (or "null": a sandboxed frame,
+	 * a file) must not drive a local server through the user's browser. */
+	snprintf(why, size, "Origin %.100s may not use this server (allow it with --allowed-origin)", origin);
+	return -1;
+}
+
+/* Decode the "=?base64?...?=" sentinel form of a header value. */
+static char *header_value(const char *v, size_t *len)
+{
+	size_t n = strlen(v);
+	if (n < 11 || strncmp(v, "=?base64?", 9) || strcmp(v + n - 2, "?="))
+		return *len = n, strdup(v);
+	struct base64_decode_ctx ctx;
+	size_t in = n - 11, out = BASE64_DECODE_LENGTH(in) + 1, done = out;
+	char *d = malloc(out);
+	base64_decode_init(&ctx);
+	if (!d || !base64_decode_update(&ctx, &done, (uint8_t *)d, in, v + 9) || !base64_decode_final(&ctx)) {
+		free(d);
+		return NULL;
+	}
+	*len = done;
+	return d;
+}
+
+static bool value_ok(const char *v)
+{
+	for (const unsigned char *p = (const unsigned char *)v; *p; p++)
+		if ((*p < 0x20 && *p != '\t') || *p > 0x7e)
+			return false;
+	return true;
+}
+
+/* A header value without the optional white space around it (RFC 9110 5.5). */
+static const char *trim(const char *v, char *buf, size_t size)
+{
+	if (!v)
+		return NULL;
+	while (*v == ' ' || *v == '\t')
+		v++;
+	size_t n = strlen(v);
+	while (n && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+		n--;
+	if (n >= size)
+		n = size - 1;
+	memcpy(buf, v, n);
+	buf[n] = '\0';
+	return buf;
+}
+
+int sb_http_check_mirrors(const json_t *msg, const char *hv_raw, const char *hm_raw, const char *hn_raw, char *why,
+			  size_t size)
+{
+	char bv_buf[128], bm_buf[256], bn_buf[8192];
+	const char *hv = trim(hv_raw, bv_buf, sizeof bv_buf);
+	const char *hm = trim(hm_raw, bm_buf, sizeof bm_buf);
+	const char *hn = trim(hn_raw, bn_buf, sizeof bn_buf);
+	const json_t *params = json_object_get(msg, "params");
+	const json_t *bv = json_object_get(json_object_get(params, "_meta"), SB_META_PROTOCOL_VERSION);
+	const char *method = sb_json_text(json_object_get(msg, "method"));
+	if (json_is_string(bv)) {
+		if (!hv) {
+			snprintf(why, size, "Header mismatch: the MCP-Protocol-Version header is missing");
+			return -1;
+		}
+		if (strcmp(hv, json_string_value(bv))) {
+			snprintf(why, size, "Header mismatch: MCP-Protocol-Version header value '%.64s' does not match "
+				 "the body's _meta value '%.64s'", hv, json_string_value(bv));
+			return -1;
+		}
+	}
+	if (!method)
+		return 0; /* not a request: the protocol layer says what is wrong */
+	if (!hm || strcmp(hm, method)) {
+		snprintf(why, size, "Header mismatch: Mcp-Method header %s%.64s%s does not match the body's method '%.64s'",
+			 hm ? "value '" : "(", hm ? hm : "missing", hm ? "'" : ")", method);
+		return -1;
+	}
+	const char *key = !strcmp(method, "tools/call") || !strcmp(method, "prompts/get") ? "name"
+			  : !strcmp(method, "resources/read")                            ? "uri"
+											  : NULL;
+	if (!key)
+		return 0;
+	const json_t *body = json_object_get(params, key);
+	if (!json_is_string(body))
+		return 0; /* a bad name is the method's error to give */
+	size_t len = 0;
+	char *v = hn && value_ok(hn) ? header_value(hn, &len) : NULL;
+	bool same = v && len == json_string_length(body) && !memcmp(v, json_string_value(body), len);
+	free(v);
+	if (!same) {
+		snprintf(why, size, "Header mismatch: Mcp-Name header %s does not match the body's %s", hn ? "value" : "missing",
+			 key);
+		return -1;
+	}
+	return 0;
+}
