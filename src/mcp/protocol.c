@@ -194,7 +194,11 @@ static void h_tools_call(const struct sb_mcp_request *q, struct reply *r)
 	if (json_is_null(args))
 		args = NULL;
 	if (sb_tool_check_args(t, args, r->msg, sizeof r->msg) < 0) {
-		r->code = SB_RPC_INVALID_PARAMS;
+		/* From 2025-11-25 the model sees what to fix, as a tool error. */
+		if (sb_rev_has(q->revision, SB_REV_ARG_ERROR_RESULT))
+			r->result = sb_mcp_text_result(r->msg, true);
+		else
+			r->code = SB_RPC_INVALID_PARAMS;
 		return;
 	}
 	json_t *token = json_object_get(json_object_get(q->params, "_meta"), "progressToken");

@@ -18,6 +18,8 @@ enum sb_rev_feature {
 	SB_REV_OUTPUT_SCHEMA,        /* tool "outputSchema" */
 	SB_REV_STRUCTURED_CONTENT,   /* CallToolResult "structuredContent" */
 	SB_REV_SERVER_DESCRIPTION,   /* serverInfo "description" */
+	SB_REV_ARG_ERROR_RESULT,     /* tool arguments that break the schema: a tool
+					execution error (isError), not -32602 (SEP-1303) */
 	SB_REV_STATELESS,            /* no handshake: _meta per request, server/discover,
 					result "resultType" and "_meta" serverInfo */
 	SB_REV_CACHE_HINTS,          /* "ttlMs" and "cacheScope" on cacheable results */

@@ -1,0 +1,150 @@
+// Shared helpers for the `sagebox mcp --http` tests: start a server on a
+// free loopback port (its URL read from its stderr), tokens, raw requests
+// with the 2026-07-28 headers, and process checks.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync, chmodSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import assert from 'node:assert/strict';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const BIN = process.env.SAGEBOX_BIN || path.resolve(here, '../../build/sagebox');
+export const MODERN = '2026-07-28';
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+export function tempDir(tag) {
+  return mkdtempSync(path.join(tmpdir(), `sagebox-http-${tag}-`));
+}
+
+// A token file with one line per client: {name: token}.
+export function tokenFile(tokens) {
+  const dir = tempDir('tokens');
+  const file = path.join(dir, 'tokens');
+  writeFileSync(file, Object.entries(tokens).map(([n, t]) => `${n}:${t}\n`).join(''), { mode: 0o600 });
+  chmodSync(file, 0o600);
+  return file;
+}
+
+// `sagebox mcp --http 127.0.0.1:0 ...`: resolves with {url, proc, stderr(), stop()}.
+export async function startServer({ args = [], env = {}, listen = '127.0.0.1:0' } = {}) {
+  const state = tempDir('state');
+  const proc = spawn(BIN, ['mcp', '--http', listen, ...args], {
+    env: { ...process.env, XDG_STATE_HOME: state, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let err = '';
+  proc.stderr.on('data', (d) => (err += d.toString()));
+  proc.stdout.on('data', (d) => (err += d.toString()));
+  const exited = new Promise((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal })));
+  const end = Date.now() + 20000;
+  let url;
+  while (!url) {
+    const m = err.match(/serving MCP over HTTP at (\S+)/);
+    if (m) url = m[1];
+    else if (proc.exitCode !== null || Date.now() > end) throw new Error(`server did not start:\n${err}`);
+    else await sleep(50);
+  }
+  const tokenPath = err.match(/token: in (\S+)/)?.[1];
+  const token = tokenPath && !args.includes('--token-file') ? readFileSync(tokenPath, 'utf8').trim() : undefined;
+  return {
+    url,
+    proc,
+    token,
+    pid: proc.pid,
+    stderr: () => err,
+    exited,
+    async stop() {
+      if (proc.exitCode === null) proc.kill('SIGTERM');
+      const r = await exited;
+      assert.doesNotMatch(err, /ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:/, err);
+      return r;
+    },
+  };
+}
+
+export function meta(extra = {}) {
+  return {
+    'io.modelcontextprotocol/protocolVersion': MODERN,
+    'io.modelcontextprotocol/clientCapabilities': {},
+    'io.modelcontextprotocol/clientInfo': { name: 'sagebox-http-tests', version: '1' },
+    ...extra,
+  };
+}
+
+// The standard headers of a 2026-07-28 POST for msg.
+export function modernHeaders(msg, token, extra = {}) {
+  const h = {
+    'Content-Type': 'application/json',
+    Accept: 'application/json, text/event-stream',
+    'MCP-Protocol-Version': MODERN,
+    'Mcp-Method': msg.method,
+    ...extra,
+  };
+  if (msg.params?.name) h['Mcp-Name'] = msg.params.name;
+  if (token) h.Authorization = `Bearer ${token}`;
+  return h;
+}
+
+// Read an SSE or JSON answer: {status, headers, messages: [...]}.
+export async function readAnswer(res) {
+  const type = res.headers.get('content-type') || '';
+  const text = await res.text();
+  let messages = [];
+  if (type.includes('text/event-stream')) {
+    for (const block of text.split('\n\n'))
+      for (const line of block.split('\n'))
+        if (line.startsWith('data: ')) messages.push(JSON.parse(line.slice(6)));
+  } else if (text) {
+    messages = [JSON.parse(text)];
+  }
+  return { status: res.status, headers: res.headers, messages, text };
+}
+
+let nextId = 1;
+// POST one modern request; resolves with readAnswer's result and .answer (the response).
+export async function modern(url, token, method, params = {}, { headers = {}, signal, id } = {}) {
+  const msg = { jsonrpc: '2.0', id: id ?? nextId++, method, params: { ...params, _meta: { ...meta(), ...(params._meta || {}) } } };
+  const res = await fetch(url, { method: 'POST', headers: modernHeaders(msg, token, headers), body: JSON.stringify(msg), signal });
+  const a = await readAnswer(res);
+  a.answer = a.messages.find((m) => m.id === msg.id && !m.method);
+  return a;
+}
+
+// Processes whose command line contains marker.
+export function processesWith(marker) {
+  const found = [];
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid) || Number(pid) === process.pid) continue;
+    let cmd;
+    try {
+      cmd = readFileSync(`/proc/${pid}/cmdline`, 'latin1');
+    } catch {
+      continue;
+    }
+    if (cmd.includes(marker)) found.push({ pid: Number(pid), cmd: cmd.replaceAll('\0', ' ') });
+  }
+  return found;
+}
+
+export async function waitFor(pred, ms = 30000, step = 100) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await pred()) return true;
+    await sleep(step);
+  }
+  return false;
+}
+
+export function uniqueMarker(tag) {
+  return `sbxhttp-${tag}-${process.pid}-${Date.now()}-${Math.floor(Math.random() * 1e9)}`;
+}
+
+// Shell code that sleeps with marker in two processes' argv.
+export function markedSleep(marker, seconds = 300) {
+  return `sh -c 'sleep ${seconds}; true' ${marker} &\nsh -c 'sleep ${seconds}; true' ${marker}\nwait\n`;
+}
+
+export function textOf(result) {
+  return result.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n');
+}
