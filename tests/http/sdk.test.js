@@ -1,0 +1,116 @@
+// The official SDK clients drive every tool of `sagebox mcp`: v1
+// (@modelcontextprotocol/sdk) over HTTP in the handshake era (a session,
+// revision 2025-11-25), and v2 (@modelcontextprotocol/client, pinned to
+// revision 2026-07-28: server/discover, _meta on every request) over HTTP
+// and over stdio. Each also gets progress (a 4 s request timeout survives a
+// 5 s job because progress resets it) and cancellation (the job's processes
+// are gone, and the server serves the next call). v1 over stdio is
+// tests/mcp/sdk.test.js.
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from '@modelcontextprotocol/client';
+import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/stdio';
+
+import { BIN, MODERN, startServer, textOf, uniqueMarker, markedSleep, processesWith, waitFor } from './helpers.js';
+
+const TOOLS = ['run_sagemath', 'run_python', 'run_shell', 'sandbox_status', 'sandbox_self_test'];
+const auth = (token) => ({ requestInit: { headers: { Authorization: `Bearer ${token}` } } });
+
+const combos = [
+  {
+    name: 'SDK v1 over HTTP (handshake era, session)',
+    revision: '2025-11-25',
+    async connect(s) {
+      const client = new ClientV1({ name: 'sagebox-http-v1', version: '1' });
+      const transport = new HttpV1(new URL(s.url), auth(s.token));
+      await client.connect(transport);
+      assert.ok(transport.sessionId, 'the server gave a session id');
+      return { client, call: (p, o) => client.callTool(p, undefined, o) };
+    },
+  },
+  {
+    name: 'SDK v2 over HTTP (2026-07-28)',
+    revision: MODERN,
+    async connect(s) {
+      const client = new ClientV2({ name: 'sagebox-http-v2', version: '1' }, { versionNegotiation: { mode: { pin: MODERN } } });
+      await client.connect(new HttpV2(new URL(s.url), auth(s.token)));
+      return { client, call: (p, o) => client.callTool(p, o) };
+    },
+  },
+  {
+    name: 'SDK v2 over stdio (2026-07-28)',
+    revision: MODERN,
+    stdio: true,
+    async connect() {
+      const client = new ClientV2({ name: 'sagebox-stdio-v2', version: '1' }, { versionNegotiation: { mode: { pin: MODERN } } });
+      await client.connect(new StdioV2({ command: BIN, args: ['mcp'], env: process.env, stderr: 'ignore' }));
+      return { client, call: (p, o) => client.callTool(p, o) };
+    },
+  },
+];
+
+for (const combo of combos) {
+  describe(combo.name, { timeout: 600000 }, () => {
+    let s, c;
+    before(async () => {
+      if (!combo.stdio) s = await startServer();
+      c = await combo.connect(s);
+    });
+    after(async () => {
+      await c?.client.close();
+      if (s) await s.stop();
+    });
+
+    test('lists every tool, with titles and output schemas', async () => {
+      const { tools } = await c.client.listTools();
+      assert.deepEqual(tools.map((t) => t.name), TOOLS);
+      for (const t of tools) assert.ok(t.title && t.outputSchema && t.inputSchema, t.name);
+    });
+
+    test('runs every tool', async () => {
+      let r = await c.call({ name: 'run_sagemath', arguments: { code: 'R.<x> = QQ[]\nfactor(x^4 - 1)' } }, { timeout: 240000 });
+      assert.equal(r.isError, false, textOf(r));
+      assert.match(textOf(r), /^\(x - 1\) \* \(x \+ 1\) \* \(x\^2 \+ 1\)\n/);
+      r = await c.call({ name: 'run_python', arguments: { code: 'print(sum(range(10)))' } });
+      assert.match(textOf(r), /^45\n/);
+      assert.equal(r.structuredContent.exit_code, 0);
+      r = await c.call({ name: 'run_shell', arguments: { code: 'echo hi; exit 3' } });
+      assert.equal(r.isError, true);
+      assert.equal(r.structuredContent.exit_code, 3);
+      r = await c.call({ name: 'sandbox_status', arguments: {} });
+      assert.equal(r.structuredContent.mcp.protocol_version, combo.revision);
+      r = await c.call({ name: 'sandbox_self_test', arguments: {} }, { timeout: 300000 });
+      assert.match(textOf(r), /Self-test (passed|FAILED)/);
+      // Arguments that break the schema: a tool error the model can act on.
+      r = await c.call({ name: 'run_python', arguments: { code: 'print(1)', timeout_seconds: 9999 } });
+      assert.ok(r.isError && /timeout_seconds/.test(textOf(r)));
+    });
+
+    test('progress keeps a 4 s request timeout alive through a 5 s job', async () => {
+      const seen = [];
+      const r = await c.call(
+        { name: 'run_python', arguments: { code: 'import time\nfor i in range(5):\n    print(i, flush=True); time.sleep(1)' } },
+        { timeout: 4000, resetTimeoutOnProgress: true, onprogress: (p) => seen.push(p) },
+      );
+      assert.match(textOf(r), /^0\n1\n2\n3\n4\n/);
+      assert.ok(seen.length >= 1, 'progress arrived');
+      assert.ok(seen.every((p, i) => i === 0 || p.progress > seen[i - 1].progress));
+    });
+
+    test('cancellation kills the job, and the next call is served', async () => {
+      const marker = uniqueMarker('sdk');
+      const ac = new AbortController();
+      const call = c.call({ name: 'run_shell', arguments: { code: markedSleep(marker) } }, { signal: ac.signal, timeout: 120000 });
+      call.catch(() => {});
+      assert.ok(await waitFor(() => processesWith(marker).length > 0), 'the job started');
+      ac.abort('test cancels');
+      await assert.rejects(call);
+      assert.ok(await waitFor(() => processesWith(marker).length === 0, 15000), JSON.stringify(processesWith(marker)));
+      const r = await c.call({ name: 'run_shell', arguments: { code: 'echo after' } });
+      assert.match(textOf(r), /^after\n/);
+    });
+  });
+}
