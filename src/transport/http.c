@@ -49,7 +49,7 @@ struct hreq {
 	struct conn *conn;
 	struct sb_http_ticket t;
 	struct sb_http_resp r;
-	bool head_ok, answered;
+	bool head_ok, answered, too_large;
 	struct sb_buf body;
 	struct sb_http_exchange *x;   /* a deferred answer this request streams or waits for */
 	char peer[64];
@@ -295,20 +295,29 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return MHD_YES;
 	}
 	if (*upload_data_size) {
-		if (q->body.len + *upload_data_size > h->opt.limits.max_body) {
-			*upload_data_size = 0;
-			sb_http_resp_clear(&q->r);
-			q->r.status = 413;
-			q->r.content_type = "application/json";
-			q->r.body = strdup("{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32600,\"message\":\"Content Too Large\"}}");
-			q->r.body_len = q->r.body ? strlen(q->r.body) : 0;
-			return answer_plain(c, q);
+		/* Past the cap the rest is read and dropped (libmicrohttpd answers
+		 * only once the body is in); the reaper ends a body that never ends. */
+		if (q->too_large || q->body.len + *upload_data_size > h->opt.limits.max_body) {
+			q->too_large = true;
+			sb_buf_free(&q->body);
+		} else {
+			sb_buf_append(&q->body, upload_data, *upload_data_size);
 		}
-		sb_buf_append(&q->body, upload_data, *upload_data_size);
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
 	conn_receiving(h, q->conn, false);
+	if (q->too_large) {
+		sb_http_resp_clear(&q->r);
+		q->r.status = 413;
+		q->r.content_type = "application/json";
+		char msg[160];
+		snprintf(msg, sizeof msg, "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32600,\"message\":\"Content Too Large: "
+			 "the limit is %zu bytes\"}}", h->opt.limits.max_body);
+		q->r.body = strdup(msg);
+		q->r.body_len = q->r.body ? strlen(q->r.body) : 0;
+		return answer_plain(c, q);
+	}
 	sb_http_core_body(h->core, &req, &q->t, q->body.data ? q->body.data : "", q->body.len, &q->r);
 	sb_buf_free(&q->body);
 	if (q->r.stream) {

@@ -1,5 +1,7 @@
 #include "transport/http_guard.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <nettle/base64.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,7 +43,14 @@ static int split_hostport(const char *s, size_t n, char *host, size_t hsize, con
 
 static bool loopback_name(const char *h)
 {
-	return !strcasecmp(h, "localhost") || !strcmp(h, "::1") || !strncmp(h, "127.", 4);
+	struct in_addr a4;
+	struct in6_addr a6;
+	if (!strcasecmp(h, "localhost"))
+		return true;
+	/* Numeric only: "127.0.0.1.evil.example" is a name an attacker owns. */
+	if (inet_pton(AF_INET, h, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127;
+	return inet_pton(AF_INET6, h, &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
 }
 
 /* h is one of the extra names or origins given with --allowed-origin. */
