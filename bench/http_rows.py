@@ -1,0 +1,121 @@
+"""HTTP rows of the benchmark (issue 11), kept apart from bench/run: tools/call
+p50/p95 over `sagebox mcp --http` (2026-07-28 requests, one keep-alive
+connection, JSON answers) against the same calls over stdio, and jobs per
+second with 1, 4 and 16 HTTP clients (threads, each with its own
+connection) on ONE server, warm, native."""
+import http.client
+import json
+import os
+import re
+import subprocess
+import tempfile
+import threading
+import time
+
+META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}}
+
+
+class HttpServer:
+    def __init__(self, binary, args=()):
+        self.state = tempfile.mkdtemp(prefix="sagebox-bench-http-")
+        env = dict(os.environ, XDG_STATE_HOME=self.state)
+        self.proc = subprocess.Popen([binary, "mcp", "--http", "127.0.0.1:0", *args], env=env,
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        err = b""
+        while True:
+            line = self.proc.stderr.readline()
+            if not line:
+                raise RuntimeError(f"sagebox mcp --http did not start: {err.decode(errors='replace')}")
+            err += line
+            m = re.search(rb"serving MCP over HTTP at http://([0-9.]+):(\d+)/mcp", line)
+            if m:
+                self.host, self.port = m.group(1).decode(), int(m.group(2))
+                break
+        threading.Thread(target=lambda: self.proc.stderr.read(), daemon=True).start()
+        with open(os.path.join(self.state, "sagebox", "token")) as f:
+            self.token = f.read().strip()
+
+    def close(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=60)
+
+
+class HttpClient:
+    """One connection, kept alive; calls back to back."""
+
+    def __init__(self, server):
+        self.s = server
+        self.conn = http.client.HTTPConnection(server.host, server.port, timeout=600)
+        self.n = 0
+
+    def call(self, code, expect):
+        self.n += 1
+        body = json.dumps({"jsonrpc": "2.0", "id": self.n, "method": "tools/call",
+                           "params": {"name": "run_sagemath", "arguments": {"code": code}, "_meta": META}})
+        t0 = time.monotonic()
+        self.conn.request("POST", "/mcp", body, {
+            "Content-Type": "application/json", "Accept": "application/json",
+            "Authorization": f"Bearer {self.s.token}", "MCP-Protocol-Version": "2026-07-28",
+            "Mcp-Method": "tools/call", "Mcp-Name": "run_sagemath"})
+        r = self.conn.getresponse()
+        data = json.loads(r.read())
+        dt = (time.monotonic() - t0) * 1000
+        sc = data.get("result", {}).get("structuredContent", {})
+        if r.status != 200 or sc.get("exit_code") != 0 or expect not in sc.get("stdout", ""):
+            raise RuntimeError(f"HTTP tools/call failed: {r.status} {data}")
+        return dt
+
+
+def measure(binary, start_stdio, call_stdio, wait_warm, code, expect, n, duration, log):
+    """{'http': [ms], 'stdio': [ms], 'tput': {clients: jobs/s}}"""
+    out = {}
+    log("HTTP rows: tools/call over stdio ...")
+    m = start_stdio()
+    try:
+        wait_warm(m)
+        call_stdio(m, code, expect)
+        out["stdio"] = [call_stdio(m, code, expect) for _ in range(n)]
+    finally:
+        m.close()
+    log("HTTP rows: tools/call over HTTP ...")
+    srv = HttpServer(binary, ("--isolation", "warm", "--backend", "native"))
+    try:
+        time.sleep(15)  # the warm Sage worker starts and warms up (as wait_warm)
+        c = HttpClient(srv)
+        c.call(code, expect)
+        out["http"] = [c.call(code, expect) for _ in range(n)]
+        out["tput"] = {}
+        for clients in (1, 4, 16):
+            log(f"HTTP rows: throughput, {clients} HTTP clients ...")
+            cs = [HttpClient(srv) for _ in range(clients)]
+            counts = [0] * clients
+            stop = time.monotonic() + duration
+
+            def loop(i):
+                while time.monotonic() < stop:
+                    cs[i].call(code, expect)
+                    counts[i] += 1
+            ts = [threading.Thread(target=loop, args=(i,)) for i in range(clients)]
+            t0 = time.monotonic()
+            for t in ts:
+                t.start()
+            for t in ts:
+                t.join()
+            out["tput"][clients] = sum(counts) / (time.monotonic() - t0)
+    finally:
+        srv.close()
+    return out
+
+
+def print_rows(res, pct, fmt_ms):
+    print("| tools/call (self-test, warm, native, one client) | p50 | p95 |")
+    print("|---|---:|---:|")
+    for k, label in (("stdio", "stdio"), ("http", "Streamable HTTP, 2026-07-28, JSON answer, keep-alive")):
+        print(f"| {label} | {fmt_ms(pct(res[k], 50))} | {fmt_ms(pct(res[k], 95))} |")
+    print()
+    print("| HTTP clients (one `sagebox mcp --http`, warm, native, back to back) | jobs/s | vs 1 client |")
+    print("|---|---:|---:|")
+    for c, v in sorted(res["tput"].items()):
+        print(f"| {c} | {v:.1f} | {v / res['tput'][1]:.2f}x |")
+    print()
