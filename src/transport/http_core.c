@@ -358,6 +358,7 @@ void sb_http_core_json_answer(struct sb_http_exchange *x, struct sb_http_resp *r
 	else if (resp->null_id)
 		status = 400; /* a message that is no valid request */
 	set_body(r, status, "application/json", resp->text);
+	r->rpc_error = resp->error;
 	resp->text = NULL;
 	sb_http_msg_free(resp);
 }
@@ -390,9 +391,11 @@ void sb_http_core_body(struct sb_http_core *h, const struct sb_http_req *q, stru
 	bool init = method && !strcmp(method, "initialize") && !modern;
 	char why[320];
 
-	if (modern) {
+	if (!msg) {
+		client = t->owner->stateless; /* not JSON: the protocol layer says so (-32700) */
+	} else if (modern) {
 		/* Intermediaries may route on these headers: they must say what the body says. */
-		if (msg && sb_http_check_mirrors(msg, hv, hdr(q, "Mcp-Method"), hdr(q, "Mcp-Name"), why, sizeof why) < 0) {
+		if (sb_http_check_mirrors(msg, hv, hdr(q, "Mcp-Method"), hdr(q, "Mcp-Name"), why, sizeof why) < 0) {
 			refuse(r, 400, SB_RPC_HEADER_MISMATCH, sb_rpc_id_valid(id) ? id : NULL, "%s", why);
 			goto out;
 		}
@@ -412,7 +415,7 @@ void sb_http_core_body(struct sb_http_core *h, const struct sb_http_req *q, stru
 		client = t->session->client;
 	} else {
 		const char *sid = hdr(q, "Mcp-Session-Id");
-		if (!sid && msg && !method) {
+		if (!sid && !method) {
 			set_body(r, 202, NULL, NULL); /* a response to nothing we asked: ignored */
 			goto out;
 		}
@@ -444,7 +447,7 @@ void sb_http_core_body(struct sb_http_core *h, const struct sb_http_req *q, stru
 	if (sb_http_exchange_done(x)) {
 		sb_http_core_json_answer(x, r);
 		sb_http_exchange_close(x, NULL);
-		if (init && r->status != 200) {
+		if (init && r->rpc_error) {
 			session_release(h, t->session, true); /* a refused initialize opens nothing */
 			t->session = NULL;
 			r->session_id[0] = '\0';

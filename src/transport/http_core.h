@@ -55,6 +55,7 @@ struct sb_http_resp {
 	char session_id[40];           /* Mcp-Session-Id to send, or "" */
 	const char *allow;             /* Allow header (405), or NULL */
 	bool www_authenticate;         /* 401: WWW-Authenticate: Bearer */
+	bool rpc_error;                /* the answer is a JSON-RPC error */
 	unsigned retry_after;          /* 429: seconds, or 0 */
 	/* A deferred answer: read it from stream (as SSE when sse, else wait
 	 * for its response and send that as JSON). The response holds the HTTP

@@ -40,6 +40,7 @@ static int x_send(void *ctx, const json_t *msg)
 	m->len = strlen(m->text);
 	m->response = json_object_get(msg, "id") && !json_object_get(msg, "method");
 	m->null_id = m->response && json_is_null(json_object_get(msg, "id"));
+	m->error = m->response && json_object_get(msg, "error");
 	pthread_mutex_lock(&x->lock);
 	if (x->closed || x->done || x->queued + m->len > SB_HTTP_EXCHANGE_MAX_QUEUED) {
 		pthread_mutex_unlock(&x->lock);

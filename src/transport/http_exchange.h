@@ -21,6 +21,7 @@ struct sb_http_msg {
 	size_t len;
 	bool response;          /* has an id and no method: the answer */
 	bool null_id;           /* an error answering a message that had no valid id */
+	bool error;             /* a JSON-RPC error response */
 	struct sb_http_msg *next;
 };
 
