@@ -36,9 +36,10 @@ void sb_status_handler(const struct sb_tool *t, const json_t *args, struct sb_to
 	}
 	json_object_set_new(st, "settings", sb_config_to_json(srv->cfg));
 	json_object_set_new(st, "mcp",
-			    json_pack("{s:s, s:s, s:s?}", "server_version", SAGEBOX_VERSION, "protocol_version",
+			    json_pack("{s:s, s:s, s:s?, s:s}", "server_version", SAGEBOX_VERSION, "protocol_version",
 				      ctx->revision ? ctx->revision : "", "audit_log",
-				      srv->cfg->audit_log[0] ? srv->cfg->audit_log : NULL));
+				      srv->cfg->audit_log[0] ? srv->cfg->audit_log : NULL, "client",
+				      ctx->owner ? ctx->owner : ""));
 	char *text = json_dumps(st, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	sb_tool_result_text(out, text ? text : "(status could not be encoded)");
 	free(text);

@@ -81,7 +81,10 @@ describe('HTTP abuse', { timeout: 900000 }, () => {
     assert.equal((await post(h(tokens.alice, { 'Mcp-Session-Id': sid }), list)).status, 200);
     assert.equal((await fetch(s.url, { method: 'DELETE', headers: h(tokens.alice, { 'Mcp-Session-Id': sid }) })).status, 200);
     assert.equal((await post(h(tokens.alice, { 'Mcp-Session-Id': sid }), list)).status, 404);
-    // Calls are recorded under the caller's own name.
+    // The status names the caller only; calls are recorded under its own name.
+    const st = await modern(s.url, tokens.bob, 'tools/call', { name: 'sandbox_status', arguments: {} });
+    assert.equal(st.answer.result.structuredContent.mcp.client, 'bob');
+    assert.doesNotMatch(JSON.stringify(st.answer.result), /alice/);
     const c = await modern(s.url, tokens.bob, 'tools/call', { name: 'run_shell', arguments: { code: 'echo bob' } });
     assert.equal(c.answer.result.isError, false);
     const lines = readFileSync(audit, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
