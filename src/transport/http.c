@@ -229,7 +229,7 @@ static enum MHD_Result answer_stream(struct MHD_Connection *c, struct hreq *q)
 	int fd = fd_of(c);
 	if (!q->r.sse) {
 		/* A JSON answer: wait for it here (this connection's own thread). */
-		while (!sb_http_exchange_wait(q->x, 1000) || !sb_http_exchange_done(q->x))
+		while (!sb_http_exchange_wait_done(q->x, 1000))
 			if (peer_gone(h, fd))
 				return MHD_NO; /* the completion callback cancels the call */
 		sb_http_core_json_answer(q->x, &q->r);

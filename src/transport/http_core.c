@@ -433,7 +433,8 @@ void sb_http_core_body(struct sb_http_core *h, const struct sb_http_req *q, stru
 		client = t->session->client;
 	}
 
-	struct sb_http_exchange *x = sb_http_exchange_new(client);
+	bool sse = wants_sse(q);
+	struct sb_http_exchange *x = sb_http_exchange_new(client, sse);
 	if (!x) {
 		refuse(r, 503, SB_RPC_INTERNAL_ERROR, NULL, "Service Unavailable: out of memory");
 		goto out;
@@ -455,7 +456,7 @@ void sb_http_core_body(struct sb_http_core *h, const struct sb_http_req *q, stru
 	} else {
 		r->status = 200;
 		r->stream = x;
-		r->sse = wants_sse(q);
+		r->sse = sse;
 	}
 out:
 	json_decref(msg);
@@ -499,8 +500,8 @@ void sb_http_core_handle(struct sb_http_core *h, const struct sb_http_req *q, co
 	}
 	if (r->stream) {
 		struct sb_http_exchange *x = r->stream;
-		while (!sb_http_exchange_done(x))
-			sb_http_exchange_wait(x, 1000);
+		while (!sb_http_exchange_wait_done(x, 1000))
+			;
 		r->stream = NULL;
 		sb_http_core_json_answer(x, r);
 		sb_http_exchange_close(x, NULL);

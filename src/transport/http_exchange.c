@@ -42,6 +42,11 @@ static int x_send(void *ctx, const json_t *msg)
 	m->null_id = m->response && json_is_null(json_object_get(msg, "id"));
 	m->error = m->response && json_object_get(msg, "error");
 	pthread_mutex_lock(&x->lock);
+	if (!m->response && !x->notifications) {
+		pthread_mutex_unlock(&x->lock);
+		sb_http_msg_free(m);
+		return 0; /* no place for it in a JSON answer */
+	}
 	if (x->closed || x->done || x->queued + m->len > SB_HTTP_EXCHANGE_MAX_QUEUED) {
 		pthread_mutex_unlock(&x->lock);
 		sb_http_msg_free(m);
@@ -73,7 +78,7 @@ static void x_rejected(void *ctx, int code)
 	pthread_mutex_unlock(&x->lock);
 }
 
-struct sb_http_exchange *sb_http_exchange_new(struct sb_mcp_client *client)
+struct sb_http_exchange *sb_http_exchange_new(struct sb_mcp_client *client, bool notifications)
 {
 	struct sb_http_exchange *x = calloc(1, sizeof *x);
 	if (!x)
@@ -87,6 +92,7 @@ struct sb_http_exchange *sb_http_exchange_new(struct sb_mcp_client *client)
 	x->tail = &x->head;
 	x->refs = 2;
 	x->client = client;
+	x->notifications = notifications;
 	return x;
 }
 
@@ -117,16 +123,21 @@ struct sb_http_msg *sb_http_exchange_take(struct sb_http_exchange *x)
 	return m;
 }
 
+static void deadline(struct timespec *until, int ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, until);
+	until->tv_sec += ms / 1000;
+	until->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (until->tv_nsec >= 1000000000L) {
+		until->tv_sec++;
+		until->tv_nsec -= 1000000000L;
+	}
+}
+
 bool sb_http_exchange_wait(struct sb_http_exchange *x, int ms)
 {
 	struct timespec until;
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += ms / 1000;
-	until.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	deadline(&until, ms);
 	pthread_mutex_lock(&x->lock);
 	while (!x->head && !x->done)
 		if (pthread_cond_timedwait(&x->changed, &x->lock, &until) == ETIMEDOUT)
@@ -134,6 +145,19 @@ bool sb_http_exchange_wait(struct sb_http_exchange *x, int ms)
 	bool ready = x->head || x->done;
 	pthread_mutex_unlock(&x->lock);
 	return ready;
+}
+
+bool sb_http_exchange_wait_done(struct sb_http_exchange *x, int ms)
+{
+	struct timespec until;
+	deadline(&until, ms);
+	pthread_mutex_lock(&x->lock);
+	while (!x->done)
+		if (pthread_cond_timedwait(&x->changed, &x->lock, &until) == ETIMEDOUT)
+			break;
+	bool done = x->done;
+	pthread_mutex_unlock(&x->lock);
+	return done;
 }
 
 bool sb_http_exchange_done(struct sb_http_exchange *x)

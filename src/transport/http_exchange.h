@@ -34,11 +34,14 @@ struct sb_http_exchange {
 	bool closed;            /* the HTTP side is gone: sends fail */
 	int rejected;           /* JSON-RPC code of a refusal before any method ran, or 0 */
 	int refs;
+	bool notifications;     /* keep notifications (an SSE answer); else only the response */
 	struct sb_mcp_client *client;  /* to cancel the request when the stream closes */
 };
 
-/* A new exchange with two references (the MCP side drops one at done). */
-struct sb_http_exchange *sb_http_exchange_new(struct sb_mcp_client *client);
+/* A new exchange with two references (the MCP side drops one at done).
+ * notifications: the answer is a stream that carries them; a JSON answer
+ * has room for the response only, so the rest is dropped as it comes. */
+struct sb_http_exchange *sb_http_exchange_new(struct sb_mcp_client *client, bool notifications);
 /* The sink to hand to the MCP layer. */
 struct sb_mcp_sink sb_http_exchange_sink(struct sb_http_exchange *x);
 
@@ -51,6 +54,8 @@ void sb_http_msg_free(struct sb_http_msg *m);
  * there is something to take or the exchange is done. */
 bool sb_http_exchange_wait(struct sb_http_exchange *x, int ms);
 bool sb_http_exchange_done(struct sb_http_exchange *x);
+/* Wait until done, at most ms; returns whether it is. */
+bool sb_http_exchange_wait_done(struct sb_http_exchange *x, int ms);
 
 /* Another reference (a stream reader's), dropped with sb_http_exchange_unref. */
 void sb_http_exchange_ref(struct sb_http_exchange *x);
