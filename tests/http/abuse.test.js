@@ -220,3 +220,30 @@ function rawRequest(text) {
     sock.on('connect', () => sock.write(text));
   });
 }
+
+describe('TLS', { timeout: 120000 }, () => {
+  test('--tls-cert/--tls-key serve HTTPS; plain HTTP to it gets nothing', async (t) => {
+    const { execFileSync } = await import('node:child_process');
+    const dir = tempDir('tls');
+    try {
+      execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
+        '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', `${dir}/key.pem`, '-out', `${dir}/cert.pem`], { stdio: 'ignore' });
+    } catch {
+      t.skip('openssl is not installed');
+      return;
+    }
+    const { Agent, fetch: ufetch } = await import('undici');
+    const s = await startServer({ args: ['--tls-cert', `${dir}/cert.pem`, '--tls-key', `${dir}/key.pem`] });
+    try {
+      assert.match(s.url, /^https:\/\/127\.0\.0\.1:\d+\/mcp$/);
+      const dispatcher = new Agent({ connect: { ca: readFileSync(`${dir}/cert.pem`) } });
+      const msg = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: meta() } };
+      const r = await ufetch(s.url, { method: 'POST', headers: modernHeaders(msg, s.token), body: JSON.stringify(msg), dispatcher });
+      assert.equal(r.status, 200);
+      assert.equal((await r.json()).result.tools.length, 5);
+      await assert.rejects(fetch(s.url.replace('https:', 'http:'), { method: 'POST', body: '{}' }));
+    } finally {
+      await s.stop();
+    }
+  });
+});
