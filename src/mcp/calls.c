@@ -24,7 +24,8 @@ struct call {
 	const struct sb_tool *tool;
 	const char *revision;       /* the request's */
 	struct sb_mcp_sink reply;   /* the request's */
-	bool modern;                /* 2026-07-28 era: logs go to reply, if asked */
+	bool modern;                /* 2026-07-28 era */
+	bool stream_logs;           /* logs go to reply (modern, or asked by the transport) */
 	int log_level;              /* modern: the request's _meta logLevel, or -1 */
 	const void *scope;          /* non-NULL: the id is scoped to this reply stream */
 	char info[160];             /* modern: the request's clientInfo */
@@ -152,7 +153,7 @@ __attribute__((format(printf, 3, 4))) static void call_log(const struct call *k,
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	if (k->modern)
+	if (k->stream_logs)
 		sb_mcp_log_req(&k->reply, k->log_level, level, "%s", msg);
 	else
 		sb_mcp_log(k->owner->client, level, "%s", msg);
@@ -294,6 +295,7 @@ enum sb_call_start sb_calls_start(struct sb_calls *c, const struct sb_mcp_reques
 	k->revision = req->revision;
 	k->reply = req->reply;
 	k->modern = req->modern;
+	k->stream_logs = req->modern || req->stream_logs;
 	k->log_level = req->log_level;
 	k->scope = req->id_scope;
 	snprintf(k->info, sizeof k->info, "%s", req->info ? req->info : "");

@@ -58,6 +58,10 @@ struct sb_mcp_msg_opts {
 	 * flight on different streams; cancel such a call with
 	 * sb_mcp_client_cancel_stream. */
 	bool stream_ids;
+	/* Log messages about a request go on its own reply stream, at the
+	 * client's level (HTTP in the handshake era: there is no stream for
+	 * messages that answer no request), instead of to the notify sink. */
+	bool stream_logs;
 };
 
 /* runner may be NULL when it could not be created: runner_err then says why,

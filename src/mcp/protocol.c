@@ -288,6 +288,10 @@ static struct sb_mcp_request open_request(struct sb_mcp_client *c, const struct 
 	pthread_mutex_lock(&c->lock);
 	q.revision = c->revision;
 	q.capabilities = c->capabilities;
+	if (o && o->stream_logs) {
+		q.stream_logs = true;
+		q.log_level = c->answered ? (int)c->log_level : -1;
+	}
 	pthread_mutex_unlock(&c->lock);
 	return q;
 }
@@ -302,7 +306,7 @@ __attribute__((format(printf, 3, 4))) static void req_log(const struct sb_mcp_re
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	if (q->modern)
+	if (q->modern || q->stream_logs)
 		sb_mcp_log_req(&q->reply, q->log_level, level, "%s", msg);
 	else
 		sb_mcp_log(q->client, level, "%s", msg);
@@ -334,6 +338,7 @@ static void handle_request(struct sb_mcp_client *c, const struct sb_rpc_msg *m, 
 	if (is_modern(m, o)) {
 		struct sb_meta_error e;
 		q.modern = true;
+		q.stream_logs = false;
 		if (sb_meta_read(m->params, &meta, &e) < 0) {
 			reject(&q, e.code, e.msg, e.data);
 			return;

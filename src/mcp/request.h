@@ -20,7 +20,9 @@ struct sb_mcp_request {
 	const json_t *capabilities;   /* the client's, for this request (may be NULL) */
 	struct sb_mcp_sink reply;     /* where the answer and the request's progress go */
 	bool modern;                  /* 2026-07-28 era: revision and capabilities from _meta */
-	int log_level;                /* modern: the _meta logLevel, or -1 (no log messages) */
+	int log_level;                /* the threshold for log messages on reply, or -1 (none): modern:
+					 the _meta logLevel; stream_logs: the client's level */
+	bool stream_logs;             /* log messages about it go to reply (see sb_mcp_msg_opts) */
 	const char *info;             /* modern: clientInfo from _meta; legacy: NULL (the client's) */
 	const void *id_scope;         /* non-NULL: ids are scoped to this reply stream */
 };

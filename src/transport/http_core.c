@@ -440,7 +440,7 @@ void sb_http_core_body(struct sb_http_core *h, const struct sb_http_req *q, stru
 		goto out;
 	}
 	struct sb_mcp_sink sink = sb_http_exchange_sink(x);
-	struct sb_mcp_msg_opts opts = {.modern = modern, .stream_ids = modern};
+	struct sb_mcp_msg_opts opts = {.modern = modern, .stream_ids = modern, .stream_logs = !modern};
 	sb_mcp_handle_message_opts(client, body, len, &sink, &opts);
 	sb_mcp_client_idle(client);
 	if (t->session)

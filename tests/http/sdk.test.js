@@ -14,7 +14,9 @@ import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/s
 import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from '@modelcontextprotocol/client';
 import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/stdio';
 
-import { BIN, MODERN, startServer, textOf, uniqueMarker, markedSleep, processesWith, waitFor } from './helpers.js';
+import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+
+import { BIN, MODERN, startServer, textOf, uniqueMarker, markedSleep, processesWith, waitFor, modern } from './helpers.js';
 
 const TOOLS = ['run_sagemath', 'run_python', 'run_shell', 'sandbox_status', 'sandbox_self_test'];
 const auth = (token) => ({ requestInit: { headers: { Authorization: `Bearer ${token}` } } });
@@ -114,3 +116,42 @@ for (const combo of combos) {
     });
   });
 }
+
+describe('log messages over HTTP', { timeout: 120000 }, () => {
+  test('handshake era: at the level set with logging/setLevel, on the call\'s stream', async () => {
+    const s = await startServer();
+    const client = new ClientV1({ name: 'sagebox-http-v1', version: '1' });
+    const logs = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => logs.push(n.params));
+    try {
+      await client.connect(new HttpV1(new URL(s.url), auth(s.token)));
+      await client.setLoggingLevel('info');
+      await client.callTool({ name: 'run_shell', arguments: { code: 'echo x' } });
+      assert.ok(logs.some((l) => l.level === 'info' && /run_shell: exit status 0/.test(l.data)), JSON.stringify(logs));
+      await client.setLoggingLevel('error');
+      const before = logs.length;
+      await client.callTool({ name: 'run_shell', arguments: { code: 'echo x' } });
+      assert.equal(logs.length, before);
+    } finally {
+      await client.close();
+      await s.stop();
+    }
+  });
+
+  test('2026-07-28: only for a request whose _meta asks, before its response', async () => {
+    const s = await startServer();
+    try {
+      const quiet = await modern(s.url, s.token, 'tools/call', { name: 'run_shell', arguments: { code: 'echo x' } });
+      assert.ok(quiet.answer && !quiet.messages.some((m) => m.method === 'notifications/message'), quiet.text);
+      const loud = await modern(s.url, s.token, 'tools/call', { name: 'run_shell', arguments: { code: 'echo x' },
+        _meta: { 'io.modelcontextprotocol/logLevel': 'debug' } });
+      const i = loud.messages.findIndex((m) => m.method === 'notifications/message');
+      assert.ok(i >= 0 && i < loud.messages.indexOf(loud.answer), loud.text);
+      const bad = await modern(s.url, s.token, 'tools/list', { _meta: { 'io.modelcontextprotocol/logLevel': 'loud' } });
+      assert.equal(bad.status, 400);
+      assert.equal(bad.answer.error.code, -32602);
+    } finally {
+      await s.stop();
+    }
+  });
+});
