@@ -347,6 +347,17 @@ void sb_calls_cancel_stream(struct sb_calls *c, const void *reply_ctx, const cha
 	cancel_found(c, find_stream_locked(c, reply_ctx), reason); /* unlocks */
 }
 
+void sb_calls_cancel_all(struct sb_calls *c, const char *reason)
+{
+	pthread_mutex_lock(&c->lock);
+	unsigned n = 0;
+	for (struct call *k = c->live; k; k = k->next, n++)
+		cancel_locked(c, k);
+	pthread_mutex_unlock(&c->lock);
+	if (n)
+		sb_mcp_log_req(NULL, -1, SB_LOG_INFO, "%u call(s) cancelled: %s", n, reason);
+}
+
 void sb_calls_reap(struct sb_calls *c)
 {
 	pthread_mutex_lock(&c->lock);

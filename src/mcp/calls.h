@@ -43,6 +43,9 @@ void sb_calls_cancel(struct sb_calls *c, const json_t *id, const char *reason);
 /* Cancel the call whose reply sink has this ctx, if it is in flight. */
 void sb_calls_cancel_stream(struct sb_calls *c, const void *reply_ctx, const char *reason);
 
+/* Cancel every call in flight (new calls may still start). */
+void sb_calls_cancel_all(struct sb_calls *c, const char *reason);
+
 /* Join the threads of finished calls. */
 void sb_calls_reap(struct sb_calls *c);
 

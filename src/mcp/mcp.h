@@ -101,6 +101,9 @@ void sb_mcp_client_cancel(struct sb_mcp_client *c, const json_t *id, const char 
  * request's stream closed before its answer). Unknown ctx are ignored. */
 void sb_mcp_client_cancel_stream(struct sb_mcp_client *c, const void *reply_ctx, const char *reason);
 
+/* Cancel every call of the client (an HTTP session was ended). */
+void sb_mcp_client_cancel_all(struct sb_mcp_client *c, const char *reason);
+
 /* Housekeeping between messages (joins finished call threads). */
 void sb_mcp_client_idle(struct sb_mcp_client *c);
 

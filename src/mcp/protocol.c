@@ -464,6 +464,11 @@ void sb_mcp_client_cancel_stream(struct sb_mcp_client *c, const void *reply_ctx,
 	sb_calls_cancel_stream(c->calls, reply_ctx, reason);
 }
 
+void sb_mcp_client_cancel_all(struct sb_mcp_client *c, const char *reason)
+{
+	sb_calls_cancel_all(c->calls, reason);
+}
+
 void sb_mcp_client_idle(struct sb_mcp_client *c)
 {
 	sb_calls_reap(c->calls);

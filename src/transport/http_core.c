@@ -329,7 +329,8 @@ static void do_delete(struct sb_http_core *h, const struct sb_http_req *q, struc
 		refuse(r, 404, -32001, NULL, "Session not found");
 		return;
 	}
-	/* Its calls are cancelled (sandboxes killed) when the last request ends. */
+	/* Its calls end now (sandboxes killed); it is freed when its last request ends. */
+	sb_mcp_client_cancel_all(s->client, "the client ended its HTTP session (DELETE)");
 	session_release(h, s, true);
 	set_body(r, 200, NULL, NULL);
 }

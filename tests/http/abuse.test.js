@@ -205,6 +205,24 @@ describe('HTTP abuse', { timeout: 900000 }, () => {
     await healthy();
     assert.match(s.stderr(), /cancellation requested: the client closed the request's HTTP stream/);
   });
+
+  test('ending a session (DELETE) kills its running calls', async () => {
+    const h = (extra = {}) => ({ 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
+      Authorization: `Bearer ${tokens.alice}`, ...extra });
+    const init = await post(h(), JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'a', version: '1' } } }));
+    const sid = init.headers.get('mcp-session-id');
+    await init.text();
+    const marker = uniqueMarker('delete');
+    const pending = post(h({ 'Mcp-Session-Id': sid }), JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call',
+      params: { name: 'run_shell', arguments: { code: markedSleep(marker) } } })).then((r) => r.text()).catch(() => '');
+    assert.ok(await waitFor(() => processesWith(marker).length > 0), 'the job started');
+    const del = await fetch(s.url, { method: 'DELETE', headers: h({ 'Mcp-Session-Id': sid }) });
+    assert.equal(del.status, 200);
+    assert.ok(await waitFor(() => processesWith(marker).length === 0, 15000), JSON.stringify(processesWith(marker)));
+    await pending;
+    await healthy();
+  });
 });
 
 // One raw HTTP exchange; resolves with everything the server sent.
