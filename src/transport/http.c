@@ -37,6 +37,10 @@ struct sb_http {
 	char url[160];
 	atomic_bool stopping;
 	pthread_mutex_t conns_lock;
+	pthread_mutex_t log_lock;     /* mhd_log's repeat counter */
+	char log_last[512];
+	time_t log_at;
+	unsigned log_repeats;
 	struct conn *conns;
 	pthread_t reaper;
 	bool reaper_running;
@@ -119,6 +123,17 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 	}
 }
 
+/* The count of a message mhd_log held back, once its second is over. */
+static void log_flush(struct sb_http *h, time_t now)
+{
+	pthread_mutex_lock(&h->log_lock);
+	if (h->log_repeats && now != h->log_at) {
+		fprintf(stderr, "sagebox mcp: http: (the last message %u more times)\n", h->log_repeats);
+		h->log_repeats = 0;
+	}
+	pthread_mutex_unlock(&h->log_lock);
+}
+
 static void *reaper_main(void *arg)
 {
 	struct sb_http *h = arg;
@@ -137,6 +152,7 @@ static void *reaper_main(void *arg)
 					"connection closed\n", h->opt.request_timeout_s);
 			}
 		pthread_mutex_unlock(&h->conns_lock);
+		log_flush(h, now);
 		sb_http_core_tick(h->core);
 	}
 }
@@ -208,6 +224,14 @@ static enum MHD_Result queue(struct MHD_Connection *c, struct hreq *q, struct MH
 		MHD_add_response_header(resp, "Retry-After", v);
 	}
 	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	/* The reaper closes a kept-alive connection that sends no next request
+	 * within request_timeout_s. Saying so lets a client (node's fetch keeps
+	 * idle sockets 4 s) drop it first, instead of sending a request on a
+	 * socket the server is closing at that moment (lost as "other side
+	 * closed"). */
+	char keep[32];
+	snprintf(keep, sizeof keep, "timeout=%u", q->h->opt.request_timeout_s);
+	MHD_add_response_header(resp, "Keep-Alive", keep);
 	enum MHD_Result rc = MHD_queue_response(c, (unsigned)status, resp);
 	MHD_destroy_response(resp);
 	q->answered = true;
@@ -344,12 +368,28 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls, en
 	*req_cls = NULL;
 }
 
+/* libmicrohttpd's messages. One repeated within a second is counted, not
+ * printed: a burst of refused connections ("connection limit") would
+ * otherwise write a line each into the journal. */
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
+	struct sb_http *h = cls;
 	char msg[512];
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	msg[strcspn(msg, "\n")] = '\0';
-	fprintf(stderr, "sagebox mcp: http: %s\n", msg);
+	time_t now = time(NULL);
+	pthread_mutex_lock(&h->log_lock);
+	if (!strcmp(msg, h->log_last) && now == h->log_at) {
+		h->log_repeats++;
+	} else {
+		if (h->log_repeats)
+			fprintf(stderr, "sagebox mcp: http: (the last message %u more times)\n", h->log_repeats);
+		fprintf(stderr, "sagebox mcp: http: %s\n", msg);
+		snprintf(h->log_last, sizeof h->log_last, "%s", msg);
+		h->log_at = now;
+		h->log_repeats = 0;
+	}
+	pthread_mutex_unlock(&h->log_lock);
 }
 
 void sb_http_options_defaults(struct sb_http_options *o)
@@ -502,6 +542,7 @@ struct sb_http *sb_http_start(const struct sb_http_options *o, struct sb_mcp_ser
 	h->opt = *o;
 	h->reaper_stop[0] = h->reaper_stop[1] = -1;
 	pthread_mutex_init(&h->conns_lock, NULL);
+	pthread_mutex_init(&h->log_lock, NULL);
 	token_path[0] = '\0';
 	int rc = 0;
 	if (o->token_file) {
@@ -555,5 +596,6 @@ void sb_http_stop(struct sb_http *h)
 		explicit_bzero(h->key, strlen(h->key));
 	free(h->key);
 	pthread_mutex_destroy(&h->conns_lock);
+	pthread_mutex_destroy(&h->log_lock);
 	free(h);
 }

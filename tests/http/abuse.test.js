@@ -1,8 +1,8 @@
 // HTTP abuse from real clients (node's fetch and raw sockets) against one
 // `sagebox mcp --http` with two named tokens (alice, bob) and 50 more:
 // missing and wrong tokens, one client's session id used with another's
-// token, bad Origin and Host, oversized bodies and headers, a burst of 1,000
-// requests, 50 clients each running a job at once, a slow-loris client, and
+// token, bad Origin and Host, oversized bodies and headers, too many
+// requests in flight (429), a burst of 1,000 requests, 50 clients each running a job at once, a slow-loris client, and
 // a client that hangs up mid-call (its job is killed, nothing left running).
 // After each, the server still answers others; at the end it exits cleanly
 // (and, in the ASan+UBSan build, without a sanitizer report).
@@ -125,13 +125,43 @@ describe('HTTP abuse', { timeout: 900000 }, () => {
     await healthy();
   });
 
+  test('requests in flight per client: the 17th gets 429 with Retry-After, others are served, slots come back', async () => {
+    // A burst of quick requests rarely has 16 in flight at once; 16 calls
+    // that run (or wait for a job slot) do.
+    const marker = uniqueMarker('inflight');
+    const acs = Array.from({ length: 16 }, () => new AbortController());
+    const pending = acs.map((ac) => modern(s.url, tokens.alice, 'tools/call',
+      { name: 'run_shell', arguments: { code: markedSleep(marker) } }, { signal: ac.signal }).catch(() => 'aborted'));
+    try {
+      assert.ok(await waitFor(() => processesWith(marker).length > 0), 'a job started');
+      await sleep(500); // every request of the 16 has reached the server
+      const r = await modern(s.url, tokens.alice, 'tools/list');
+      assert.equal(r.status, 429, r.text);
+      assert.ok(Number(r.headers.get('retry-after')) >= 1);
+      assert.match(r.messages[0]?.error?.message || '', /Too Many Requests/);
+      assert.equal((await modern(s.url, tokens.bob, 'tools/list')).status, 200);
+    } finally {
+      acs.forEach((ac) => ac.abort());
+      await Promise.all(pending);
+    }
+    assert.ok(await waitFor(() => processesWith(marker).length === 0, 15000), JSON.stringify(processesWith(marker)));
+    assert.ok(await waitFor(async () => (await modern(s.url, tokens.alice, 'tools/list')).status === 200, 10000),
+      "alice's slots came back when her calls ended");
+  });
+
   test('1,000 requests in a burst: each answered (200) or refused with 429 and Retry-After', async (t) => {
     const statuses = {};
+    // Its own connection pool, closed after: the burst's kept-alive
+    // connections do not stay open against the server's connection limit
+    // into the next test.
+    const { Agent, fetch: ufetch } = await import('undici');
+    const dispatcher = new Agent();
     await Promise.all(Array.from({ length: 1000 }, async (_, i) => {
       let status;
       try {
         const msg = { jsonrpc: '2.0', id: i, method: 'tools/list', params: { _meta: meta() } };
-        const r = await post(modernHeaders(msg, tokens.alice), JSON.stringify(msg));
+        const r = await ufetch(s.url, { method: 'POST', headers: modernHeaders(msg, tokens.alice), body: JSON.stringify(msg),
+          dispatcher });
         status = r.status;
         if (status === 429) assert.ok(Number(r.headers.get('retry-after')) >= 1);
         await r.text();
@@ -140,6 +170,10 @@ describe('HTTP abuse', { timeout: 900000 }, () => {
       }
       statuses[status] = (statuses[status] || 0) + 1;
     }));
+    await dispatcher.destroy();
+    // Refused connections are counted in the log, not written a line each.
+    const refusedLines = (s.stderr().match(/connection limit/g) || []).length;
+    assert.ok(refusedLines <= 30, `${refusedLines} log lines about the connection limit`);
     t.diagnostic(`burst of 1000: ${JSON.stringify(statuses)}`);
     for (const k of Object.keys(statuses)) assert.ok(k === '200' || k === '429' || k.startsWith('error'), JSON.stringify(statuses));
     assert.ok(statuses['200'] >= 16, JSON.stringify(statuses));

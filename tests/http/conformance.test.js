@@ -120,7 +120,7 @@ function verdict(results, mustPass) {
 }
 
 for (const era of ['2025-11-25', '2026-07-28']) {
-  test(`conformance suite, requirements of ${era}: every applicable check passes`, { timeout: 900000 }, async () => {
+  test(`conformance suite, requirements of ${era}: every applicable check passes`, { timeout: 900000 }, async (t) => {
     const s = await startServer({ args: ['--insecure-no-auth'] });
     try {
       const results = await conformance(s.url, ['--requirements', era]);
@@ -130,6 +130,15 @@ for (const era of ['2025-11-25', '2026-07-28']) {
       assert.deepEqual(problems, [], problems.join('\n'));
       const passed = Object.values(results).flat().filter((c) => c.status === 'SUCCESS').length;
       assert.ok(passed > 20, `only ${passed} checks passed`);
+      // The counts, for the record (docs/MCP.md, Conformance).
+      const na = (n) => NOT_APPLICABLE[n] || n.startsWith('tasks-');
+      const applied = Object.keys(results).filter((n) => !na(n));
+      const checks = applied.flatMap((n) => results[n]);
+      const count = (st) => checks.filter((c) => c.status === st).length;
+      t.diagnostic(`${era}: scenarios run ${Object.keys(results).length}: applicable ${applied.length} (all passed), ` +
+        `not applicable ${Object.keys(results).length - applied.length}; checks of the applicable ones: ` +
+        `${count('SUCCESS')} passed, ${count('FAILURE')} failed (each one listed as not applicable), ` +
+        `${checks.length - count('SUCCESS') - count('FAILURE')} other (warnings, info, skipped)`);
     } finally {
       await s.stop();
     }
