@@ -114,7 +114,8 @@ int sb_http_check_origin(const struct sb_http_bind *b, const char *origin, char 
 	char h[256];
 	const char *port;
 	size_t plen;
-	if (sep && (!strncmp(origin, "http", (size_t)(sep - origin)) || !strncmp(origin, "https", (size_t)(sep - origin))) &&
+	size_t scheme = sep ? (size_t)(sep - origin) : 0;
+	if (sep && ((scheme == 4 && !strncmp(origin, "http", 4)) || (scheme == 5 && !strncmp(origin, "https", 5))) &&
 	    split_hostport(sep + 3, strlen(sep + 3), h, sizeof h, &port, &plen) == 0 && host_allowed(b, h) &&
 	    (b->loopback || listed(b->origins, h) || !strcasecmp(h, b->addr)))
 		return 0;

@@ -95,6 +95,8 @@ static void test_guard(void)
 	CHECK(sb_http_check_origin(&lo, "null", why, sizeof why) < 0);
 	CHECK(sb_http_check_origin(&lo, "http://evil.example", why, sizeof why) < 0);
 	CHECK(sb_http_check_origin(&lo, "file://localhost", why, sizeof why) < 0);
+	CHECK(sb_http_check_origin(&lo, "h://localhost", why, sizeof why) < 0);   /* a prefix of "http" is not it */
+	CHECK(sb_http_check_origin(&lo, "://localhost", why, sizeof why) < 0);
 	struct sb_http_bind any = {.addr = "0.0.0.0", .port = 8080, .wildcard = true, .origins = "https://box.example.org,tool.example"};
 	CHECK(sb_http_check_host(&any, "box.example.org", why, sizeof why) == 0);
 	CHECK(sb_http_check_origin(&any, "https://box.example.org", why, sizeof why) == 0);
