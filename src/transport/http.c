@@ -311,6 +311,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		peer_name(c, q->peer, sizeof q->peer);
 		req.peer = q->peer;
 		q->head_ok = sb_http_core_head(h->core, &req, &q->t, &q->r) == 0;
+		if (!q->head_ok && q->r.status == 413) {
+			/* Read (and drop) the declared body first, as for a chunked
+			 * one: answered before it is in, libmicrohttpd closes with
+			 * the body unread, and the client gets a reset instead of
+			 * the 413. The reaper ends a body that takes too long. */
+			q->too_large = true;
+			return MHD_YES;
+		}
 		return q->head_ok ? MHD_YES : answer_plain(c, q);
 	}
 	req.peer = q->peer;
