@@ -74,6 +74,16 @@ bool jobs_running_in(struct sb_sessions *ss, const struct sess *s) /* under the 
 	return false;
 }
 
+unsigned jobs_running_of(struct sb_sessions *ss, const char *owner)
+{
+	unsigned n = 0;
+	pthread_mutex_lock(&ss->lock);
+	for (struct bjob *j = ss->jobs; j; j = j->next)
+		n += running(j) && !strcmp(j->owner, owner);
+	pthread_mutex_unlock(&ss->lock);
+	return n;
+}
+
 void jobs_session_ids(struct sb_sessions *ss, const char *session_id, json_t *into)
 {
 	pthread_mutex_lock(&ss->lock);

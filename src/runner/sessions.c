@@ -383,6 +383,18 @@ json_t *sb_session_list(struct sb_sessions *ss, const char *owner)
 			 "idle_expiry_s", (json_int_t)ss->cfg->session_idle_minutes * 60);
 }
 
+json_t *sb_session_usage(struct sb_sessions *ss, const char *owner)
+{
+	unsigned n = 0;
+	pthread_mutex_lock(&ss->lock);
+	for (struct sess *s = ss->list; s; s = s->next)
+		n += !s->anonymous && !strcmp(s->owner, owner);
+	pthread_mutex_unlock(&ss->lock);
+	return json_pack("{s:I, s:I, s:I, s:I}", "sessions", (json_int_t)n, "max_sessions",
+			 (json_int_t)ss->cfg->max_sessions, "running_jobs", (json_int_t)jobs_running_of(ss, owner),
+			 "max_jobs", (json_int_t)ss->cfg->max_jobs);
+}
+
 int sb_session_close(struct sb_sessions *ss, const char *owner, const char *id, struct sb_error *err)
 {
 	struct sess *s;

@@ -57,6 +57,9 @@ int sb_session_open(struct sb_sessions *ss, const char *owner, enum sb_lang lang
 /* {"sessions": [{session_id, lang, age_s, idle_s, busy, memory_bytes,
  * private_memory_bytes, running_jobs: [...]}], "max_sessions", ...}. */
 json_t *sb_session_list(struct sb_sessions *ss, const char *owner);
+/* What owner uses, for the status tool (never another owner's):
+ * {sessions, max_sessions, running_jobs, max_jobs}. */
+json_t *sb_session_usage(struct sb_sessions *ss, const char *owner);
 /* Fresh globals (a new interpreter), files kept. */
 int sb_session_reset(struct sb_sessions *ss, const char *owner, const char *id, struct sb_error *err);
 /* Every process of it dies, its workspace is discarded, its jobs end. */

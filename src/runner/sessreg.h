@@ -67,6 +67,7 @@ void reg_close(struct sb_sessions *ss, struct sess *s, const char *why);
 /* jobs.c: for the registry. */
 void jobs_session_ids(struct sb_sessions *ss, const char *session_id, json_t *into);
 bool jobs_running_in(struct sb_sessions *ss, const struct sess *s);
+unsigned jobs_running_of(struct sb_sessions *ss, const char *owner);
 void jobs_prune_locked(struct sb_sessions *ss, uint64_t now);
 void jobs_stop_all(struct sb_sessions *ss);
 

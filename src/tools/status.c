@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runner/sessions.h"
 #include "tools/version.h"
 
 char *sb_status_description(const struct sb_config *cfg)
@@ -40,6 +41,12 @@ void sb_status_handler(const struct sb_tool *t, const json_t *args, struct sb_to
 				      ctx->revision ? ctx->revision : "", "audit_log",
 				      srv->cfg->audit_log[0] ? srv->cfg->audit_log : NULL, "client",
 				      ctx->owner ? ctx->owner : ""));
+	/* The caller's own sessions and jobs, and nobody else's: clients share
+	 * the server, not what they have open in it. */
+	struct sb_error err = {0};
+	struct sb_sessions *ss = srv->runner && ctx->owner ? sb_runner_sessions(srv->runner, &err) : NULL;
+	if (ss)
+		json_object_set_new(json_object_get(st, "mcp"), "usage", sb_session_usage(ss, ctx->owner));
 	char *text = json_dumps(st, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	sb_tool_result_text(out, text ? text : "(status could not be encoded)");
 	free(text);

@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 
-import { startServer, tokenFile, tempDir, modern, modernHeaders, meta, readAnswer, uniqueMarker, markedSleep,
+import { TOOL_NAMES, startServer, tokenFile, tempDir, modern, modernHeaders, meta, readAnswer, uniqueMarker, markedSleep,
   processesWith, waitFor, sleep } from './helpers.js';
 
 const tok = () => randomBytes(24).toString('hex');
@@ -39,7 +39,7 @@ describe('HTTP abuse', { timeout: 900000 }, () => {
   async function healthy() {
     const a = await modern(s.url, tokens.alice, 'tools/list');
     assert.equal(a.status, 200, a.text);
-    assert.equal(a.answer.result.tools.length, 5);
+    assert.equal(a.answer.result.tools.length, TOOL_NAMES.length);
   }
 
   const post = (headers, body) => fetch(s.url, { method: 'POST', headers, body });
@@ -90,6 +90,68 @@ describe('HTTP abuse', { timeout: 900000 }, () => {
     const lines = readFileSync(audit, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     assert.ok(lines.some((l) => l.client === 'bob' && l.event === 'finished'));
     assert.ok(!lines.some((l) => l.client === 'alice'));
+  });
+
+  test("another token's sessions, files and jobs are unknown; the status shows each client its own usage", async () => {
+    const call = (t, name, args = {}) => modern(s.url, t, 'tools/call', { name, arguments: args });
+    const okCall = async (t, name, args) => {
+      const a = await call(t, name, args);
+      assert.equal(a.answer?.result?.isError, false, `${name}: ${a.text}`);
+      return a.answer.result.structuredContent;
+    };
+    const refused = async (name, args) => {
+      const a = await call(tokens.bob, name, args);
+      assert.equal(a.status, 200, a.text);
+      assert.equal(a.answer.result.isError, true, `${name} by bob: ${a.text}`);
+      assert.match(a.text, /unknown (session|job)/, `${name} by bob`);
+    };
+    const sid = (await okCall(tokens.alice, 'session_open', { lang: 'python' })).session_id;
+    await okCall(tokens.alice, 'run_python', { code: 'secret = 7', session_id: sid });
+    await okCall(tokens.alice, 'file_write', { session_id: sid, path: 'a.txt', content: 'alice\n' });
+    const marker = uniqueMarker('owned');
+    const job = (await okCall(tokens.alice, 'job_start', { lang: 'shell', code: markedSleep(marker) })).job_id;
+    assert.ok(await waitFor(() => processesWith(marker).length > 0), 'alice\'s job started');
+
+    assert.deepEqual((await okCall(tokens.bob, 'session_list', {})).sessions, []);
+    await refused('run_python', { code: 'print(secret)', session_id: sid });
+    await refused('file_read', { session_id: sid, path: 'a.txt' });
+    await refused('file_list', { session_id: sid });
+    await refused('job_status', { job_id: job });
+    await refused('job_output', { job_id: job });
+    await refused('job_cancel', { job_id: job });
+    await refused('session_reset', { session_id: sid });
+    await refused('session_close', { session_id: sid });
+
+    // The status: each client its own usage, never another's name or ids.
+    const mine = await okCall(tokens.alice, 'sandbox_status', {});
+    assert.deepEqual(mine.mcp.usage, { sessions: 1, max_sessions: mine.mcp.usage.max_sessions, running_jobs: 1,
+      max_jobs: mine.mcp.usage.max_jobs });
+    const theirs = await call(tokens.bob, 'sandbox_status', {});
+    assert.equal(theirs.answer.result.structuredContent.mcp.client, 'bob');
+    assert.equal(theirs.answer.result.structuredContent.mcp.usage.sessions, 0);
+    assert.equal(theirs.answer.result.structuredContent.mcp.usage.running_jobs, 0);
+    assert.doesNotMatch(theirs.text, new RegExp(`alice|${sid}|${job}`));
+
+    // Alice's things are untouched, and she can end them.
+    assert.equal((await okCall(tokens.alice, 'job_status', { job_id: job })).state, 'running');
+    assert.match((await call(tokens.alice, 'run_python', { code: 'print(secret)', session_id: sid })).text, /7\\n/);
+    await okCall(tokens.alice, 'job_cancel', { job_id: job });
+    assert.ok(await waitFor(() => processesWith(marker).length === 0, 15000), JSON.stringify(processesWith(marker)));
+
+    // A client that hangs up during a call in its session: the call is
+    // interrupted, nothing it started is left running, the session goes on.
+    const m2 = uniqueMarker('sessionhangup');
+    const ac = new AbortController();
+    const pending = modern(s.url, tokens.alice, 'tools/call', { name: 'run_python', arguments: { session_id: sid,
+      code: `import subprocess\nsubprocess.run(['bash', '-c', 'exec -a ${m2} sleep 300'])` } }, { signal: ac.signal })
+      .catch(() => 'aborted');
+    assert.ok(await waitFor(() => processesWith(m2).length > 0), 'the call started');
+    ac.abort();
+    assert.equal(await pending, 'aborted');
+    assert.ok(await waitFor(() => processesWith(m2).length === 0, 20000), JSON.stringify(processesWith(m2)));
+    assert.ok(await waitFor(async () => /\b8\b/.test((await call(tokens.alice, 'run_python',
+      { code: 'print(secret + 1)', session_id: sid })).text), 20000), 'the session answers again');
+    await okCall(tokens.alice, 'session_close', { session_id: sid });
   });
 
   test('bad Origin and Host: 403 (DNS rebinding)', async () => {
@@ -292,7 +354,7 @@ describe('TLS', { timeout: 120000 }, () => {
       const msg = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: meta() } };
       const r = await ufetch(s.url, { method: 'POST', headers: modernHeaders(msg, s.token), body: JSON.stringify(msg), dispatcher });
       assert.equal(r.status, 200);
-      assert.equal((await r.json()).result.tools.length, 5);
+      assert.equal((await r.json()).result.tools.length, TOOL_NAMES.length);
       await assert.rejects(fetch(s.url.replace('https:', 'http:'), { method: 'POST', body: '{}' }));
     } finally {
       await s.stop();

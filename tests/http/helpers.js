@@ -11,6 +11,13 @@ import assert from 'node:assert/strict';
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const BIN = process.env.SAGEBOX_BIN || path.resolve(here, '../../build/sagebox');
 export const MODERN = '2026-07-28';
+// Every tool tools/list offers, sorted (as tests/mcp/helpers.js).
+export const TOOL_NAMES = [
+  'file_export', 'file_list', 'file_read', 'file_write',
+  'job_cancel', 'job_output', 'job_start', 'job_status',
+  'run_python', 'run_sagemath', 'run_shell', 'sandbox_self_test', 'sandbox_status',
+  'session_close', 'session_list', 'session_open', 'session_reset',
+];
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 export function tempDir(tag) {

@@ -16,9 +16,8 @@ import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/st
 
 import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 
-import { BIN, MODERN, startServer, textOf, uniqueMarker, markedSleep, processesWith, waitFor, modern } from './helpers.js';
+import { BIN, MODERN, TOOL_NAMES, startServer, textOf, uniqueMarker, markedSleep, processesWith, waitFor, modern } from './helpers.js';
 
-const TOOLS = ['run_sagemath', 'run_python', 'run_shell', 'sandbox_status', 'sandbox_self_test'];
 const auth = (token) => ({ requestInit: { headers: { Authorization: `Bearer ${token}` } } });
 
 const combos = [
@@ -68,7 +67,7 @@ for (const combo of combos) {
 
     test('lists every tool, with titles and output schemas', async () => {
       const { tools } = await c.client.listTools();
-      assert.deepEqual(tools.map((t) => t.name), TOOLS);
+      assert.deepEqual(tools.map((t) => t.name).sort(), TOOL_NAMES);
       for (const t of tools) assert.ok(t.title && t.outputSchema && t.inputSchema, t.name);
     });
 
@@ -89,6 +88,37 @@ for (const combo of combos) {
       // Arguments that break the schema: a tool error the model can act on.
       r = await c.call({ name: 'run_python', arguments: { code: 'print(1)', timeout_seconds: 9999 } });
       assert.ok(r.isError && /timeout_seconds/.test(textOf(r)));
+    });
+
+    test('runs every session, file and job tool', async () => {
+      const ok = async (name, args, opts) => {
+        const r = await c.call({ name, arguments: args }, { timeout: 120000, ...opts });
+        assert.equal(r.isError, false, `${name}: ${textOf(r)}`);
+        return r.structuredContent;
+      };
+      const sid = (await ok('session_open', { lang: 'python' })).session_id;
+      assert.match(sid, /^s_[0-9a-f]{32}$/);
+      await ok('run_python', { code: 'x = 41', session_id: sid });
+      assert.match(textOf(await c.call({ name: 'run_python', arguments: { code: 'print(x + 1)', session_id: sid } })), /^42\n/);
+      await ok('file_write', { session_id: sid, path: 'notes.txt', content: 'over http\n' });
+      assert.match(textOf(await c.call({ name: 'file_read', arguments: { session_id: sid, path: 'notes.txt' } })), /over http/);
+      assert.ok((await ok('file_list', { session_id: sid })).entries.some((e) => e.name === 'notes.txt'));
+      // No export_dir is set: file_export says so, as a tool error.
+      const ex = await c.call({ name: 'file_export', arguments: { session_id: sid, path: 'notes.txt' } });
+      assert.equal(ex.isError, true, textOf(ex));
+      const job = (await ok('job_start', { lang: 'python', code: 'print(x * 2)', session_id: sid })).job_id;
+      assert.ok(await waitFor(async () => (await ok('job_status', { job_id: job })).state === 'done', 60000), 'the job ended');
+      assert.match((await ok('job_output', { job_id: job })).output, /^82\n/);
+      const marker = uniqueMarker('sdkjob');
+      const long = (await ok('job_start', { lang: 'shell', code: markedSleep(marker) })).job_id;
+      assert.ok(await waitFor(() => processesWith(marker).length > 0), 'the long job started');
+      await ok('job_cancel', { job_id: long });
+      assert.ok(await waitFor(() => processesWith(marker).length === 0, 15000), JSON.stringify(processesWith(marker)));
+      assert.deepEqual((await ok('session_list', {})).sessions.map((s) => s.session_id), [sid]);
+      await ok('session_reset', { session_id: sid });
+      assert.equal((await c.call({ name: 'run_python', arguments: { code: 'print(x)', session_id: sid } })).isError, true);
+      await ok('session_close', { session_id: sid });
+      assert.deepEqual((await ok('session_list', {})).sessions, []);
     });
 
     test('progress keeps a 4 s request timeout alive through a 5 s job', async () => {
