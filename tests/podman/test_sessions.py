@@ -52,7 +52,9 @@ def test_sessions_in_containers():
         names = {e["name"] for e in ok(mcp, "file_list", {"session_id": a})["entries"]}
         assert {"notes.txt", "out.txt"} <= names, names
         r = mcp.call("file_read", {"session_id": a, "path": "../etc/passwd"})
-        assert r.get("isError") and "outside" in r["content"][0]["text"], r
+        assert r.get("isError") and "may not climb" in r["content"][0]["text"], r
+        r = mcp.call("file_read", {"session_id": a, "path": "/etc/passwd"})
+        assert r.get("isError") and "outside the workspace" in r["content"][0]["text"], r
 
         # a job in the session sees its variables
         job = ok(mcp, "job_start", {"lang": "python", "code": "print(f(x) + 1)", "session_id": a})["job_id"]
