@@ -58,8 +58,8 @@ def test_sessions_in_containers():
 
         # a job in the session sees its variables
         job = ok(mcp, "job_start", {"lang": "python", "code": "print(f(x) + 1)", "session_id": a})["job_id"]
-        st = wait_for(lambda: (s := ok(mcp, "job_status", {"job_id": job}))["state"] != "running" and s,
-                      timeout=120, step=0.3)
+        st = wait_for(lambda: (s := ok(mcp, "job_status", {"job_id": job}))["state"] not in ("queued", "running")
+                      and s, timeout=120, step=0.3)
         assert st and st["state"] == "done", st
         assert ok(mcp, "job_output", {"job_id": job})["output"] == "43\n"
 

@@ -437,6 +437,11 @@ class Controller:
             it = self.interp
             fds = {self.ch.rfd: "ch", self.wake_r: "wake", it.st_r: "st", it.out_r: "out", it.err_r: "err"}
             for j in self.jobs.values():
+                # A job's output waits until its start is reported: the
+                # host takes a job's frames in that order (started, out...,
+                # done) and would drop output that came first.
+                if j.pid is None:
+                    continue
                 for fd in j.streams:
                     fds[fd] = j
             timeout = None
