@@ -17,7 +17,7 @@ async function waitState(c, id, done = (s) => !['queued', 'running'].includes(s.
     if (done(st)) return st;
     await sleep(200);
   }
-  assert.fail(`job ${id} still ${st && st.state}`);
+  assert.fail(`job ${id} still ${st && st.state}: ${JSON.stringify(st)}`);
 }
 
 describe('background jobs', () => {
