@@ -390,6 +390,17 @@ class Controller:
             if j.status is None and j.pid is not None and j.pid in self.procs.reaped:
                 j.status = self.procs.reaped.pop(j.pid)
                 j.ended_at = now
+            elif j.status is None and j.pid is not None and not j.streams and not _exists(j.pid):
+                # A shell job that ended at once can be reaped by the bash
+                # subshell that started it, before that subshell exits: its
+                # status is lost to us. Its output has ended and it is gone:
+                # it is over, with an unknown status (-1), not "running".
+                self.procs.reap()
+                if j.pid in self.procs.reaped:
+                    j.status = self.procs.reaped.pop(j.pid)
+                else:
+                    j.status = UNKNOWN_STATUS
+                j.ended_at = now
             if j.status is not None and j.streams and now >= j.ended_at + JOB_EXIT_GRACE:
                 self.kill_job(j)  # its leftovers held the output open
                 for fd in list(j.streams):
@@ -538,6 +549,20 @@ def pending(fd):
         return p(fd)
     except OSError:
         return 0
+
+
+UNKNOWN_STATUS = 0x7f  # neither exited nor signalled: split_status gives (-1, 0)
+
+
+def _exists(pid):
+    """Whether pid is a live process or a zombie of ours (not yet reaped)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
 
 
 def split_status(status):
