@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <nettle/base64.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,21 +19,10 @@
 /* An image file_read returns whole, as image content, up to this size. */
 #define IMAGE_MAX (4u << 20)
 
-static char *printed(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *printed(const char *fmt, ...)
-{
-	char *s = NULL;
-	va_list ap;
-	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		s = NULL;
-	va_end(ap);
-	return s;
-}
 
 char *sb_file_write_description(const struct sb_config *cfg)
 {
-	return printed("Write a file in a session's workspace (/work; relative paths are relative to it), creating "
+	return sb_tools_printed("Write a file in a session's workspace (/work; relative paths are relative to it), creating "
 		       "missing directories; an existing file is replaced (or appended to with append: true). Give "
 		       "the content as text (content) or as base64 (content_base64) for binary data, at most 8 MiB. "
 		       "The workspace holds at most %s in all. Paths outside /work, '..' and symbolic links that "
@@ -44,7 +32,7 @@ char *sb_file_write_description(const struct sb_config *cfg)
 
 char *sb_file_read_description(const struct sb_config *cfg)
 {
-	return printed("Read a file from a session's workspace (/work). Text comes back as text; other files as "
+	return sb_tools_printed("Read a file from a session's workspace (/work). Text comes back as text; other files as "
 		       "base64 with their MIME type; a PNG, JPEG, GIF, WebP or SVG image comes back as an image you "
 		       "can see (up to 4 MiB). Long files: at most %zu KiB per call; pass offset (and length) to "
 		       "read further.",
@@ -54,16 +42,16 @@ char *sb_file_read_description(const struct sb_config *cfg)
 char *sb_file_list_description(const struct sb_config *cfg)
 {
 	(void)cfg;
-	return printed("List a directory of a session's workspace (default /work): each entry's name, type (file, "
+	return sb_tools_printed("List a directory of a session's workspace (default /work): each entry's name, type (file, "
 		       "directory, symlink, other), size in bytes and modification time (Unix seconds).");
 }
 
 char *sb_file_export_description(const struct sb_config *cfg)
 {
 	if (!cfg->export_dir[0])
-		return printed("Copy a file from a session's workspace to the user's computer. Turned off here: the "
+		return sb_tools_printed("Copy a file from a session's workspace to the user's computer. Turned off here: the "
 			       "user has not set export_dir, so this tool always refuses.");
-	return printed("Copy a file from a session's workspace (/work) to the user's computer, into %s, under a "
+	return sb_tools_printed("Copy a file from a session's workspace (/work) to the user's computer, into %s, under a "
 		       "new name (never replacing a file there). Returns the path on the user's computer. Use it for "
 		       "results the user asked to keep.",
 		       cfg->export_dir);
@@ -138,7 +126,7 @@ void sb_file_write_handler(const struct sb_tool *t, const json_t *args, struct s
 		sb_tools_error(ctx, out, &err);
 		return;
 	}
-	char *text = printed("Wrote %lld bytes to %s.", (long long)json_integer_value(json_object_get(reply, "bytes")),
+	char *text = sb_tools_printed("Wrote %lld bytes to %s.", (long long)json_integer_value(json_object_get(reply, "bytes")),
 			     json_string_value(json_object_get(reply, "path")));
 	json_t *st = json_pack("{s:O, s:O}", "path", json_object_get(reply, "path"), "bytes", json_object_get(reply, "bytes"));
 	json_decref(reply);
@@ -228,14 +216,14 @@ void sb_file_read_handler(const struct sb_tool *t, const json_t *args, struct sb
 	uint64_t next = offset + data.len;
 	char *line;
 	if (image && whole)
-		line = printed("[%s: %s image, %llu bytes]", shown, kind, (unsigned long long)size);
+		line = sb_tools_printed("[%s: %s image, %llu bytes]", shown, kind, (unsigned long long)size);
 	else if (image)
-		line = printed("[%s is a %s image of %llu bytes, more than the %u MiB shown as an image; read it in parts "
+		line = sb_tools_printed("[%s is a %s image of %llu bytes, more than the %u MiB shown as an image; read it in parts "
 			       "with offset to get base64]", shown, kind, (unsigned long long)size, IMAGE_MAX >> 20);
 	else if (whole)
-		line = printed("[%s: %llu bytes%s]", shown, (unsigned long long)size, text ? "" : ", base64 below");
+		line = sb_tools_printed("[%s: %llu bytes%s]", shown, (unsigned long long)size, text ? "" : ", base64 below");
 	else
-		line = printed("[%s: bytes %llu to %llu of %llu%s%s]", shown, (unsigned long long)offset,
+		line = sb_tools_printed("[%s: bytes %llu to %llu of %llu%s%s]", shown, (unsigned long long)offset,
 			       (unsigned long long)next, (unsigned long long)size, text ? "" : ", base64 below",
 			       next < size ? "; call again with offset for more" : "");
 	char *b64 = text || (image && !whole) ? NULL : base64_of(data.data ? data.data : "", data.len);
@@ -379,7 +367,7 @@ void sb_file_export_handler(const struct sb_tool *t, const json_t *args, struct 
 	}
 	char host[PATH_MAX + 200];
 	snprintf(host, sizeof host, "%s/%s", cfg->export_dir, used);
-	char *text = printed("Copied %s (%lld bytes) to %s on the user's computer.",
+	char *text = sb_tools_printed("Copied %s (%lld bytes) to %s on the user's computer.",
 			     json_string_value(json_object_get(meta, "path")),
 			     (long long)json_integer_value(json_object_get(meta, "size")), host);
 	json_t *st = json_pack("{s:O, s:s, s:O}", "path", json_object_get(meta, "path"), "host_path", host, "bytes",

@@ -1,7 +1,6 @@
 /* job_start, job_status, job_output, job_cancel: computations that run in
  * the background, longer than a client waits for one call, while the model
  * does other work. The work is the runner's (runner/jobs.c). */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,21 +11,10 @@
 /* job_output's page. */
 #define PAGE_BYTES (64u << 10)
 
-static char *printed(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *printed(const char *fmt, ...)
-{
-	char *s = NULL;
-	va_list ap;
-	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		s = NULL;
-	va_end(ap);
-	return s;
-}
 
 char *sb_job_start_description(const struct sb_config *cfg)
 {
-	return printed("Start code as a background job and return its job_id at once: for computations that take "
+	return sb_tools_printed("Start code as a background job and return its job_id at once: for computations that take "
 		       "longer than a call should (over a minute or so), or that you want to run while you do other "
 		       "work. Check it with job_status, read its output with job_output (paged by offset), stop it "
 		       "with job_cancel. With session_id it runs in that session's sandbox as a copy of the "
@@ -41,14 +29,14 @@ char *sb_job_start_description(const struct sb_config *cfg)
 char *sb_job_status_description(const struct sb_config *cfg)
 {
 	(void)cfg;
-	return printed("A background job's state (queued, running, done, failed, timed_out, cancelled), its "
+	return sb_tools_printed("A background job's state (queued, running, done, failed, timed_out, cancelled), its "
 		       "running time, exit status, and the last lines of its output.");
 }
 
 char *sb_job_output_description(const struct sb_config *cfg)
 {
 	(void)cfg;
-	return printed("A background job's output (stdout and stderr as they came), up to 64 KiB from offset "
+	return sb_tools_printed("A background job's output (stdout and stderr as they came), up to 64 KiB from offset "
 		       "(default 0). The result gives next_offset: pass it to read on, also while the job still "
 		       "runs.");
 }
@@ -56,12 +44,12 @@ char *sb_job_output_description(const struct sb_config *cfg)
 char *sb_job_cancel_description(const struct sb_config *cfg)
 {
 	(void)cfg;
-	return printed("Stop a background job: its processes are killed. Its output so far stays readable.");
+	return sb_tools_printed("Stop a background job: its processes are killed. Its output so far stays readable.");
 }
 
 char *sb_job_timeout_description(const struct sb_config *cfg)
 {
-	return printed("Wall-clock limit in seconds, 1 to %u (the job_timeout setting). Default: %u.",
+	return sb_tools_printed("Wall-clock limit in seconds, 1 to %u (the job_timeout setting). Default: %u.",
 		       cfg->job_timeout_s, cfg->job_timeout_s);
 }
 
@@ -94,7 +82,7 @@ void sb_job_start_handler(const struct sb_tool *t, const json_t *args, struct sb
 		return;
 	}
 	snprintf(ctx->audit->job, sizeof ctx->audit->job, "%s", id);
-	char *text = printed("Started job %s%s%s (at most %lld s). Check it with job_status, read its output with "
+	char *text = sb_tools_printed("Started job %s%s%s (at most %lld s). Check it with job_status, read its output with "
 			     "job_output.", id, sid ? " in session " : "", sid ? sid : "", timeout);
 	sb_tools_ok(ctx, out, text ? text : id,
 		    json_pack("{s:s, s:s, s:I}", "job_id", id, "state", "queued", "timeout_seconds", (json_int_t)timeout));

@@ -52,8 +52,8 @@ json_t *sb_tools_open_schema(void)
 }
 
 /* ---- descriptions */
-static char *printed(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *printed(const char *fmt, ...)
+/* A description as formatted text (malloc'd; NULL if out of memory). */
+char *sb_tools_printed(const char *fmt, ...)
 {
 	char *s = NULL;
 	va_list ap;
@@ -66,7 +66,7 @@ static char *printed(const char *fmt, ...)
 
 char *sb_session_open_description(const struct sb_config *cfg)
 {
-	return printed(
+	return sb_tools_printed(
 		"Open a session: a sandbox of its own whose interpreter keeps its state between calls. Pass the "
 		"returned session_id to run_sagemath, run_python or run_shell, and variables, rings, functions, "
 		"imports (Sage/Python) or the working directory and exported variables (shell) persist from one "
@@ -83,7 +83,7 @@ char *sb_session_open_description(const struct sb_config *cfg)
 char *sb_session_list_description(const struct sb_config *cfg)
 {
 	(void)cfg;
-	return printed("List your open sessions: id, language, age and idle time in seconds, the memory its "
+	return sb_tools_printed("List your open sessions: id, language, age and idle time in seconds, the memory its "
 		       "interpreter uses (bytes resident, and bytes of its own), whether a call is running, and its "
 		       "running background jobs.");
 }
@@ -91,7 +91,7 @@ char *sb_session_list_description(const struct sb_config *cfg)
 char *sb_session_reset_description(const struct sb_config *cfg)
 {
 	(void)cfg;
-	return printed("Reset a session: a fresh interpreter (all variables, functions and imports are gone; "
+	return sb_tools_printed("Reset a session: a fresh interpreter (all variables, functions and imports are gone; "
 		       "a shell session starts again in /work), while the files in /work are kept and running "
 		       "background jobs go on.");
 }
@@ -99,14 +99,14 @@ char *sb_session_reset_description(const struct sb_config *cfg)
 char *sb_session_close_description(const struct sb_config *cfg)
 {
 	(void)cfg;
-	return printed("Close a session: every process it started is killed, its background jobs end, and its "
+	return sb_tools_printed("Close a session: every process it started is killed, its background jobs end, and its "
 		       "workspace /work is discarded. Use file_export first to keep a file (when the user enabled "
 		       "it).");
 }
 
 char *sb_session_id_description(const struct sb_config *cfg)
 {
-	return printed("A session from session_open: run the code in it, where earlier calls' variables and "
+	return sb_tools_printed("A session from session_open: run the code in it, where earlier calls' variables and "
 		       "files are kept (it expires after %u minutes unused). Omit for a fresh, stateless call.",
 		       cfg->session_idle_minutes);
 }
@@ -130,7 +130,7 @@ void sb_session_open_handler(const struct sb_tool *t, const json_t *args, struct
 		return;
 	}
 	snprintf(ctx->audit->session, sizeof ctx->audit->session, "%s", o.id);
-	char *text = printed("Opened %s session %s. Pass session_id \"%s\" to %s; its workspace is /work (the "
+	char *text = sb_tools_printed("Opened %s session %s. Pass session_id \"%s\" to %s; its workspace is /work (the "
 			     "working directory). It closes after %u minutes unused; close it with session_close when "
 			     "done.",
 			     sb_lang_name(lang), o.id, o.id,

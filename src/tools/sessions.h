@@ -23,6 +23,8 @@ void sb_tools_error(struct sb_tool_ctx *ctx, struct sb_tool_result *out, const s
 void sb_tools_ok(struct sb_tool_ctx *ctx, struct sb_tool_result *out, const char *text, json_t *structured);
 /* Any text as one line of a message (control characters shown as '?'). */
 json_t *sb_tools_open_schema(void);
+/* A description as formatted text (malloc'd; NULL if out of memory). */
+char *sb_tools_printed(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* session_tools.c */
 char *sb_session_open_description(const struct sb_config *cfg);
