@@ -248,10 +248,23 @@ static int parse_rest(int nrest, char **rest, struct sb_http_options *o, bool *h
 
 /* How to reach the server, for the person who started it. The token itself
  * is not printed (this often lands in a shared log). */
-static void http_banner(const char *url, const char *token_path, const struct sb_http_options *o, const char *backend)
+static void http_banner(const char *listen_url, const char *token_path, const struct sb_http_options *o,
+			const char *backend)
 {
 	const char *hdr = token_path[0] ? ", \"headers\": {\"Authorization\": \"Bearer TOKEN\"}" : "";
-	fprintf(stderr, "sagebox mcp: serving MCP over HTTP at %s (backend %s)\n", url, backend);
+	fprintf(stderr, "sagebox mcp: serving MCP over HTTP at %s (backend %s)\n", listen_url, backend);
+	/* 0.0.0.0 and :: mean every address here; no client can connect to
+	 * them, so the snippets name this machine instead. */
+	char url[512];
+	snprintf(url, sizeof url, "%s", listen_url);
+	const char *port = strrchr(listen_url, ':');
+	char host[256];
+	if (o->bind.wildcard && port && gethostname(host, sizeof host) == 0) {
+		host[sizeof host - 1] = '\0';
+		snprintf(url, sizeof url, "%s://%s%s", o->tls_cert ? "https" : "http", host, port);
+		fprintf(stderr, "  (%s is every address of this machine; clients use an address or name of it, e.g. %s)\n",
+			o->bind.addr, url);
+	}
 	if (token_path[0])
 		fprintf(stderr, "  token: in %s (TOKEN below; send it as \"Authorization: Bearer TOKEN\")\n", token_path);
 	else
@@ -321,6 +334,11 @@ int sb_cli_mcp(int argc, char **argv)
 	free(rest);
 	if (go <= 0)
 		return go == 0 ? SB_EXIT_OK : SB_EXIT_USAGE;
+	struct sb_error opt_err = {0};
+	if (http && sb_http_check_options(&http_opt, &opt_err) < 0) {
+		sb_cli_print_error(&opt_err);
+		return SB_EXIT_USAGE;
+	}
 
 	struct sb_audit audit = {.fd = -1};
 	struct sb_error err = {0};

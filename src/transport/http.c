@@ -477,7 +477,7 @@ static char *read_file(const char *path, struct sb_error *err)
 }
 
 /* What must hold before anything listens. */
-static int check_options(const struct sb_http_options *o, struct sb_error *err)
+int sb_http_check_options(const struct sb_http_options *o, struct sb_error *err)
 {
 	if (!!o->tls_cert != !!o->tls_key)
 		return sb_fail(err, "--tls-cert and --tls-key go together"),
@@ -542,7 +542,7 @@ static int start_daemon(struct sb_http *h, struct sb_error *err)
 struct sb_http *sb_http_start(const struct sb_http_options *o, struct sb_mcp_server *srv, char *token_path,
 			      size_t size, struct sb_error *err)
 {
-	if (check_options(o, err) < 0)
+	if (sb_http_check_options(o, err) < 0)
 		return NULL;
 	struct sb_http *h = calloc(1, sizeof *h);
 	if (!h)

@@ -41,6 +41,11 @@ void sb_http_options_defaults(struct sb_http_options *o);
  * "0.0.0.0:8080", "localhost:8080") into o->bind. */
 int sb_http_parse_listen(const char *spec, struct sb_http_options *o, struct sb_error *err);
 
+/* 0 if the options may be used together and on this address (e.g. a
+ * non-loopback address needs allow_remote), else -1 naming the problem and
+ * the fix. sb_http_start checks them again. */
+int sb_http_check_options(const struct sb_http_options *o, struct sb_error *err);
+
 struct sb_http;
 
 /* Load the tokens and TLS files, refuse unsafe combinations, and start

@@ -244,3 +244,40 @@ def test_host_backend_detached_process_ends_with_the_call():
         if _alive(pid):
             os.kill(pid, signal.SIGKILL)
             raise AssertionError("a detached process outlived its call")
+
+
+def test_http_beyond_loopback_needs_allow_remote_and_names_the_machine():
+    # A missing --allow-remote is a usage error (2), found before any
+    # sandbox starts, and says how to fix it.
+    p = run(["mcp", "--http", "0.0.0.0:0"])
+    assert p.returncode == 2, p.stderr
+    assert "0.0.0.0 is not a loopback address" in p.stderr
+    assert "--allow-remote" in p.stderr
+    # With it, the banner gives clients this machine's name, not 0.0.0.0.
+    with tempfile.TemporaryDirectory() as d:
+        tokens = os.path.join(d, "tokens")
+        with open(tokens, "w") as f:
+            f.write("alice:" + "ab" * 32 + "\n")
+        os.chmod(tokens, 0o600)
+        proc = subprocess.Popen([BIN, "mcp", "--http", "0.0.0.0:0", "--allow-remote", "--token-file", tokens],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                text=True)
+        try:
+            lines = []
+            deadline = time.time() + 60
+            while time.time() < deadline:
+                line = proc.stderr.readline()
+                if not line:
+                    break
+                lines.append(line)
+                if "LM Studio" in line:
+                    lines.append(proc.stderr.readline())
+                    break
+            text = "".join(lines)
+            host = os.uname().nodename
+            assert "every address of this machine" in text, text
+            assert '"url": "http://%s:' % host in text, text
+            assert '"url": "http://0.0.0.0' not in text, text
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(timeout=30) == 0
