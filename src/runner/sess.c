@@ -74,7 +74,7 @@ void sess_ended_error(struct sess *s, struct sb_error *err)
 }
 
 /* ---- the pump */
-static void deliver(struct sess *s, const struct sb_wp_frame *f)
+void sess_deliver(struct sess *s, const struct sb_wp_frame *f)
 {
 	json_t *idv = json_object_get(f->hdr, "id");
 	if (!json_is_integer(idv)) {
@@ -132,7 +132,7 @@ static void *pump_main(void *arg)
 				snprintf(bad, sizeof bad, "a second ready frame");
 				break;
 			}
-			deliver(s, &f);
+			sess_deliver(s, &f);
 		}
 		if (r < 0) {
 			snprintf(why, sizeof why, "its controller broke the protocol (%s)", bad);
@@ -244,6 +244,11 @@ void sess_frame_free(struct sess_frame *f)
 	}
 }
 
+/* The inbox's eventfd is readable exactly while frames wait (or the session
+ * ended): only taking the last frame clears it, under the lock that
+ * delivering takes. A waiter that cleared it itself and took one frame of
+ * several would leave the rest unseen by its next poll (a job's first output
+ * came with its started frame, and sat in the inbox until the job ended). */
 struct sess_frame *sess_pop(struct sess *s, struct sess_inbox *in)
 {
 	pthread_mutex_lock(&s->lock);
@@ -253,6 +258,10 @@ struct sess_frame *sess_pop(struct sess *s, struct sess_inbox *in)
 		if (!in->head)
 			in->tail = NULL;
 		in->queued -= f->n;
+	}
+	if (!in->head && !s->dead) {
+		uint64_t v;
+		(void)SB_RETRY_EINTR(read(in->efd, &v, sizeof v)); /* (EAGAIN: it was clear) */
 	}
 	pthread_mutex_unlock(&s->lock);
 	return f;
@@ -280,10 +289,6 @@ int sess_wait(struct sess_inbox *in, int cancel_fd, int timeout_ms)
 {
 	struct pollfd p[2] = {{in->efd, POLLIN, 0}, {cancel_fd, POLLIN, 0}};
 	int n = SB_RETRY_EINTR(poll(p, 2, timeout_ms));
-	if (n > 0 && p[0].revents) {
-		uint64_t v;
-		(void)SB_RETRY_EINTR(read(in->efd, &v, sizeof v));
-	}
 	return n > 0 && p[1].revents ? 1 : 0;
 }
 

@@ -87,11 +87,15 @@ void sess_destroy(struct sess *s);
 bool sess_dead(struct sess *s, char *why, size_t n);
 
 /* Inboxes: register one (it gets a fresh id), take its frames one at a
- * time (NULL: none now), drop it. */
+ * time (NULL: none now), drop it. Its eventfd stays readable while frames
+ * wait: a waiter polls it and takes frames, and never reads it itself. */
 int sess_route(struct sess *s, struct sess_inbox *in);
 struct sess_frame *sess_pop(struct sess *s, struct sess_inbox *in);
 void sess_unroute(struct sess *s, struct sess_inbox *in);
 void sess_frame_free(struct sess_frame *f);
+/* The pump's hand-off of one frame to the inbox of its id (dropped when
+ * nobody waits for that id). */
+void sess_deliver(struct sess *s, const struct sb_wp_frame *f);
 /* Wait until in has frames, the session ended, cancel_fd is readable, or
  * timeout_ms passed (-1: no limit). 1: cancelled; 0: otherwise. */
 int sess_wait(struct sess_inbox *in, int cancel_fd, int timeout_ms);
