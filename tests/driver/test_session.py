@@ -6,6 +6,7 @@ the shell, background jobs forked from the session (they see its
 variables), files, and the memory figure."""
 import json
 import os
+import select
 import subprocess
 import sys
 import time
@@ -47,6 +48,8 @@ class Sess:
         frames = []
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
+            if not select.select([self.ch.rfd], [], [], max(0, deadline - time.monotonic()))[0]:
+                break
             h, payload = self.ch.recv()
             if h.get("id") != rid:
                 self.early.append((h, payload))
@@ -188,6 +191,41 @@ def test_job_kill(session):
     session.ch.send({"type": "jobkill", "id": jid})
     r = Result(session.until(jid, "done"))
     assert r.done["killed"] and r.done["signal"] == 9 and r.out == "x\n"
+
+
+def pids_with(marker):
+    found = []
+    for pid in os.listdir("/proc"):
+        try:
+            with open("/proc/%s/cmdline" % pid, "rb") as f:
+                if marker in f.read().replace(b"\0", b" "):
+                    found.append(int(pid))
+        except (OSError, ValueError):
+            pass
+    return found
+
+
+@session_of("shell")
+def test_job_kill_without_reported_start(session):
+    # The session's code can keep a job's start from being reported (here it
+    # replaces the function that starts jobs with one that does not say):
+    # a kill still ends the job's processes, and the job is over.
+    session.run('__sb_job() { ( exec >"$3" 2>"$4" </dev/null; . "$2" ) & }')
+    marker = b"sleep %d" % (3000 + os.getpid() % 1000)
+    jid = session.send("job", b"echo hidden; exec " + marker, lang="shell")
+    deadline = time.monotonic() + 10
+    while not pids_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert pids_with(marker), "the job did not run"
+    session.ch.send({"type": "jobkill", "id": jid})
+    r = Result(session.until(jid, "done", timeout=10))
+    assert r.done["killed"] and r.done["exit_code"] == -1
+    assert not any(h["type"] == "started" for h, _ in r.frames)
+    deadline = time.monotonic() + 5
+    while pids_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not pids_with(marker), "the job's process was left running"
+    assert session.run("echo still here").out == "still here\n"
 
 
 @session_of("python")

@@ -75,6 +75,37 @@ def in_group(pgid):
     return _members(STAT_PGRP, pgid)
 
 
+def holding(paths):
+    """Pids (not ours) with one of the files at paths open, matched by
+    device and inode: a job's processes by its output fifos, when its
+    pid was never reported."""
+    want = set()
+    for path in paths:
+        try:
+            st = os.stat(path)
+            want.add((st.st_dev, st.st_ino))
+        except OSError:
+            pass
+    out = set()
+    me = os.getpid()
+    for name in os.listdir("/proc") if want else ():
+        if not name.isdigit() or int(name) == me:
+            continue
+        try:
+            fds = os.listdir("/proc/%s/fd" % name)
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                st = os.stat("/proc/%s/fd/%s" % (name, fd))
+            except OSError:
+                continue
+            if (st.st_dev, st.st_ino) in want:
+                out.add(int(name))
+                break
+    return out
+
+
 def group_of(pid):
     try:
         return int(stat_fields(pid)[STAT_PGRP])

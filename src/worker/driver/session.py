@@ -371,15 +371,30 @@ class Controller:
             if j is not None and j.pid is None:
                 j.pid = int(parts[2])
                 self.send({"type": "started", "id": j.id})
+                if j.killed:
+                    self.kill_job(j)  # cancelled before its start was reported
         # anything else: the session's own code wrote there; ignored
 
     # -- jobs
     def kill_job(self, j):
+        """SIGKILL a job: its process, its process group and its session (a
+        shell job is a group in the shell's session; a Python job a session
+        of its own). A job whose start was not reported (yet) is found by
+        its output fifos: what holds them open, with their groups; should
+        its report still come, it is killed then (on_status_line)."""
         j.killed = True
-        if j.pid is None:
-            return
-        for p in {j.pid} | procs.in_session(j.pid) | procs.in_group(j.pid):
-            if p > 1 and p != os.getpid() and (self.interp is None or p != self.interp.pid):
+        if j.pid is not None:
+            roots = {j.pid: j.pid}
+        else:
+            roots = {p: procs.group_of(p) for p in procs.holding(j.paths)}
+        spared = set() if self.interp is None else {self.interp.pid}
+        victims = set()
+        for p, group in roots.items():
+            victims |= {p} | procs.in_session(p)
+            if group is not None and group not in spared:
+                victims |= procs.in_group(group)
+        for p in victims - spared:
+            if p > 1 and p != os.getpid():
                 try:
                     os.kill(p, signal.SIGKILL)
                 except ProcessLookupError:
@@ -400,6 +415,11 @@ class Controller:
                     j.status = self.procs.reaped.pop(j.pid)
                 else:
                     j.status = UNKNOWN_STATUS
+                j.ended_at = now
+            elif j.status is None and j.pid is None and j.killed and not j.streams:
+                # Killed before its start was reported, and its output has
+                # ended (what held it is gone): over, its status unknown.
+                j.status = UNKNOWN_STATUS
                 j.ended_at = now
             if j.status is not None and j.streams and now >= j.ended_at + JOB_EXIT_GRACE:
                 self.kill_job(j)  # its leftovers held the output open
@@ -450,8 +470,9 @@ class Controller:
             for j in self.jobs.values():
                 # A job's output waits until its start is reported: the
                 # host takes a job's frames in that order (started, out...,
-                # done) and would drop output that came first.
-                if j.pid is None:
+                # done) and would drop output that came first. (A killed
+                # one's is read to its end: then it is over.)
+                if j.pid is None and not j.killed:
                     continue
                 for fd in j.streams:
                     fds[fd] = j
