@@ -93,15 +93,12 @@ void sb_job_status_handler(const struct sb_tool *t, const json_t *args, struct s
 			   struct sb_tool_result *out)
 {
 	(void)t;
-	struct sb_sessions *ss = sb_tools_sessions(ctx, out);
-	if (!ss)
+	struct sb_tools_handle h;
+	if (!sb_tools_handle(ctx, args, "job_id", &h, out))
 		return;
-	struct sb_error err = {0};
-	json_t *st = sb_job_status(ss, ctx->owner, sb_tool_arg_text(args, "job_id", NULL), &err);
-	if (!st) {
-		sb_tools_error(ctx, out, &err);
+	json_t *st = sb_job_status(h.ss, ctx->owner, h.id, &h.err);
+	if (sb_tools_handle_failed(ctx, out, &h, !st))
 		return;
-	}
 	SB_AUTO_BUF b = {0};
 	sb_buf_printf(&b, "job %s: %s after %.1f s", json_string_value(json_object_get(st, "job_id")),
 		      json_string_value(json_object_get(st, "state")),
@@ -123,16 +120,13 @@ void sb_job_output_handler(const struct sb_tool *t, const json_t *args, struct s
 			   struct sb_tool_result *out)
 {
 	(void)t;
-	struct sb_sessions *ss = sb_tools_sessions(ctx, out);
-	if (!ss)
+	struct sb_tools_handle h;
+	if (!sb_tools_handle(ctx, args, "job_id", &h, out))
 		return;
-	struct sb_error err = {0};
 	uint64_t offset = (uint64_t)sb_tool_arg_int(args, "offset", 0);
-	json_t *o = sb_job_output(ss, ctx->owner, sb_tool_arg_text(args, "job_id", NULL), offset, PAGE_BYTES, &err);
-	if (!o) {
-		sb_tools_error(ctx, out, &err);
+	json_t *o = sb_job_output(h.ss, ctx->owner, h.id, offset, PAGE_BYTES, &h.err);
+	if (sb_tools_handle_failed(ctx, out, &h, !o))
 		return;
-	}
 	json_int_t next = json_integer_value(json_object_get(o, "next_offset"));
 	json_int_t end = json_integer_value(json_object_get(o, "end_offset"));
 	json_int_t dropped = json_integer_value(json_object_get(o, "dropped_bytes"));
@@ -157,15 +151,10 @@ void sb_job_cancel_handler(const struct sb_tool *t, const json_t *args, struct s
 			   struct sb_tool_result *out)
 {
 	(void)t;
-	struct sb_sessions *ss = sb_tools_sessions(ctx, out);
-	if (!ss)
+	struct sb_tools_handle h;
+	if (!sb_tools_handle(ctx, args, "job_id", &h, out) ||
+	    sb_tools_handle_failed(ctx, out, &h, sb_job_cancel(h.ss, ctx->owner, h.id, &h.err)))
 		return;
-	struct sb_error err = {0};
-	const char *id = sb_tool_arg_text(args, "job_id", NULL);
-	if (sb_job_cancel(ss, ctx->owner, id, &err)) {
-		sb_tools_error(ctx, out, &err);
-		return;
-	}
 	sb_tools_ok(ctx, out, "Cancelling: the job's processes are being killed; job_status shows when it has ended.",
-		    json_pack("{s:s, s:b}", "job_id", id, "cancelling", 1));
+		    json_pack("{s:s, s:b}", "job_id", h.id, "cancelling", 1));
 }

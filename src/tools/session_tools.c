@@ -25,6 +25,24 @@ struct sb_sessions *sb_tools_sessions(struct sb_tool_ctx *ctx, struct sb_tool_re
 	return ss;
 }
 
+bool sb_tools_handle(struct sb_tool_ctx *ctx, const json_t *args, const char *key, struct sb_tools_handle *h,
+		     struct sb_tool_result *out)
+{
+	*h = (struct sb_tools_handle){0};
+	if (!(h->ss = sb_tools_sessions(ctx, out)))
+		return false;
+	h->id = sb_tool_arg_text(args, key, NULL);
+	return true;
+}
+
+bool sb_tools_handle_failed(struct sb_tool_ctx *ctx, struct sb_tool_result *out, const struct sb_tools_handle *h,
+			    bool failed)
+{
+	if (failed)
+		sb_tools_error(ctx, out, &h->err);
+	return failed;
+}
+
 void sb_tools_error(struct sb_tool_ctx *ctx, struct sb_tool_result *out, const struct sb_error *err)
 {
 	SB_AUTO_BUF b = {0};
@@ -189,32 +207,22 @@ void sb_session_reset_handler(const struct sb_tool *t, const json_t *args, struc
 			      struct sb_tool_result *out)
 {
 	(void)t;
-	struct sb_sessions *ss = sb_tools_sessions(ctx, out);
-	if (!ss)
+	struct sb_tools_handle h;
+	if (!sb_tools_handle(ctx, args, "session_id", &h, out) ||
+	    sb_tools_handle_failed(ctx, out, &h, sb_session_reset(h.ss, ctx->owner, h.id, &h.err)))
 		return;
-	const char *id = sb_tool_arg_text(args, "session_id", NULL);
-	struct sb_error err = {0};
-	if (sb_session_reset(ss, ctx->owner, id, &err)) {
-		sb_tools_error(ctx, out, &err);
-		return;
-	}
 	sb_tools_ok(ctx, out, "The session has a fresh interpreter: its variables are gone, its files in /work are kept.",
-		    json_pack("{s:s, s:b}", "session_id", id, "reset", 1));
+		    json_pack("{s:s, s:b}", "session_id", h.id, "reset", 1));
 }
 
 void sb_session_close_handler(const struct sb_tool *t, const json_t *args, struct sb_tool_ctx *ctx,
 			      struct sb_tool_result *out)
 {
 	(void)t;
-	struct sb_sessions *ss = sb_tools_sessions(ctx, out);
-	if (!ss)
+	struct sb_tools_handle h;
+	if (!sb_tools_handle(ctx, args, "session_id", &h, out) ||
+	    sb_tools_handle_failed(ctx, out, &h, sb_session_close(h.ss, ctx->owner, h.id, &h.err)))
 		return;
-	const char *id = sb_tool_arg_text(args, "session_id", NULL);
-	struct sb_error err = {0};
-	if (sb_session_close(ss, ctx->owner, id, &err)) {
-		sb_tools_error(ctx, out, &err);
-		return;
-	}
 	sb_tools_ok(ctx, out, "The session is closed: its processes were killed and its workspace discarded.",
-		    json_pack("{s:s, s:b}", "session_id", id, "closed", 1));
+		    json_pack("{s:s, s:b}", "session_id", h.id, "closed", 1));
 }

@@ -17,6 +17,22 @@
 /* Shared by the handlers (session_tools.c). */
 /* The runner's sessions, or NULL with an error result already in out. */
 struct sb_sessions *sb_tools_sessions(struct sb_tool_ctx *ctx, struct sb_tool_result *out);
+/* A tool acting on one of the calling client's own sessions or jobs: the
+ * runner's sessions, the handle (the argument session_id or job_id) and
+ * the error the runner fills when this client has no such session or job. */
+struct sb_tools_handle {
+	struct sb_sessions *ss;
+	const char *id;
+	struct sb_error err;
+};
+/* Fill h from args[key]; false with an error result already in out (the
+ * sandbox is not usable here). */
+bool sb_tools_handle(struct sb_tool_ctx *ctx, const json_t *args, const char *key, struct sb_tools_handle *h,
+		     struct sb_tool_result *out);
+/* The runner's answer for h: when failed, h->err (what is wrong and what
+ * to do) is the error result. Returns failed. */
+bool sb_tools_handle_failed(struct sb_tool_ctx *ctx, struct sb_tool_result *out, const struct sb_tools_handle *h,
+			    bool failed);
 /* An error result: the message, the hint, structured {error, hint}. */
 void sb_tools_error(struct sb_tool_ctx *ctx, struct sb_tool_result *out, const struct sb_error *err);
 /* A success: text, structured (stolen), the audit verdict "ok". */
