@@ -10,6 +10,7 @@ STAT_PPID = 1            # field 4
 STAT_PGRP = 2            # field 5
 STAT_SESSION = 3         # field 6
 STAT_FLAGS = 6           # field 9
+STAT_VSIZE = 20          # field 23: 0 once the address space is detached
 STAT_EXIT_CODE = 49      # field 52 (Linux 3.5)
 PF_EXITING = 0x4         # include/linux/sched.h: getting shut down
 
@@ -36,17 +37,40 @@ def stat_fields(pid):
         _stat_buf[:n] = bytes(n)
 
 
+def is_exiting(pid):
+    """True when pid has begun to exit (PF_EXITING) or is gone."""
+    try:
+        return bool(int(stat_fields(pid)[STAT_FLAGS]) & PF_EXITING)
+    except (OSError, ValueError, IndexError):
+        return True
+
+
+def settled_exit_code(fields):
+    """The wait status in /proc/PID/stat's fields once the kernel has stored
+    it, else None. do_exit() sets PF_EXITING first (exit_signals), stores
+    the status later (`tsk->exit_code = code`, after the accounting, which
+    can sleep on the mmap lock or lose the CPU), then detaches the address
+    space (exit_mm: `mm = NULL`, before the slow unmapping). Between the
+    first two, field 52 reads 0: trusting it then reported a job that
+    raised as a success (seen under load). So the status counts only once
+    vsize is 0, i.e. the address space is detached; the job's code cannot
+    write it, and it is there well before the process can be reaped."""
+    if (len(fields) > STAT_EXIT_CODE and int(fields[STAT_FLAGS]) & PF_EXITING
+            and int(fields[STAT_VSIZE]) == 0):
+        return int(fields[STAT_EXIT_CODE])
+    return None
+
+
 def exiting_status(pid, tries=20):
-    """The wait status of a child that is exiting but not yet reaped:
-    PF_EXITING in its flags, and the exit code that the kernel sets before
-    the address space goes (so the job's code cannot forge it). None when
-    it is not exiting (yet). Lets the result go out while the kernel still
-    unmaps a copy of Sage."""
+    """The wait status of a child that is exiting but not yet reaped, read
+    from /proc (settled_exit_code). None when it is not that far (yet):
+    the caller then waits for the real one (waitpid). Lets the result go
+    out while the kernel still unmaps a copy of Sage."""
     for _ in range(tries):
         try:
-            fields = stat_fields(pid)
-            if int(fields[STAT_FLAGS]) & PF_EXITING and len(fields) > STAT_EXIT_CODE:
-                return int(fields[STAT_EXIT_CODE])
+            st = settled_exit_code(stat_fields(pid))
+            if st is not None:
+                return st
         except (OSError, ValueError, IndexError):
             return None
         time.sleep(0.0001)

@@ -26,7 +26,7 @@ import sys
 from . import cell, confine, memory
 from .channel import Channel, Malformed, discard, pending, _splice
 from .janitor import Janitor
-from .procs import Procs, REAP_GRACE, exiting_status
+from .procs import Procs, REAP_GRACE, exiting_status, is_exiting
 from .warmup import SAGE_WARMUPS
 from . import warmup
 
@@ -294,7 +294,7 @@ class Worker:
         self.procs.reap()
         while self.spares:
             sp = self.spares[0]
-            if sp["pid"] in self.procs.reaped or exiting_status(sp["pid"], tries=1) is not None:
+            if sp["pid"] in self.procs.reaped or is_exiting(sp["pid"]):
                 self._drop_spare(sp)
                 continue
             self.spares.pop(0)
