@@ -5,7 +5,6 @@
 #define SAGEBOX_ERROR_H
 
 #include <stdarg.h>
-#include <stdnoreturn.h>
 
 struct sb_error {
 	int errnum;        /* errno at the failure, 0 if none */
@@ -23,9 +22,5 @@ int sb_fail_errno(struct sb_error *err, const char *fmt, ...)
 int sb_hint(struct sb_error *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void sb_error_clear(struct sb_error *err);
-
-/* For setup steps in a child that cannot recover (bubblewrap's die()). */
-noreturn void sb_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-noreturn void sb_die_errno(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

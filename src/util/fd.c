@@ -8,12 +8,9 @@ int sb_write_all(int fd, const void *p, size_t n)
 {
 	const char *c = p;
 	while (n > 0) {
-		ssize_t w = write(fd, c, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
+		ssize_t w = SB_RETRY_EINTR(write(fd, c, n));
+		if (w < 0)
 			return -1;
-		}
 		c += w;
 		n -= (size_t)w;
 	}
@@ -22,11 +19,7 @@ int sb_write_all(int fd, const void *p, size_t n)
 
 ssize_t sb_read_retry(int fd, void *p, size_t n)
 {
-	ssize_t r;
-	do
-		r = read(fd, p, n);
-	while (r < 0 && errno == EINTR);
-	return r;
+	return SB_RETRY_EINTR(read(fd, p, n));
 }
 
 int sb_set_nonblock(int fd, int on)
