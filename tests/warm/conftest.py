@@ -51,9 +51,15 @@ def sagebox_run(code, lang="python", args=(), timeout=120, extra_env=None):
         pytest.fail(f"no JSON from sagebox run: rc={p.returncode} stderr={p.stderr[-2000:]!r}")
 
 
-def worker_host_pid(kind):
-    """Host pid of a warm worker of this kind (the python3 running the
-    driver in worker mode whose parent is not one: not a job child)."""
+def _ppid(pid):
+    return int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+
+
+def worker_host_pid(kind, root):
+    """Host pid of a warm worker of this kind started by the sagebox whose
+    pid is root (other sageboxes on the machine, another test's or
+    another user's, are not ours to kill): the python3 running the driver
+    in worker mode whose parent is not one (not a job child)."""
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
@@ -61,12 +67,16 @@ def worker_host_pid(kind):
             cmd = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
             if len(cmd) < 9 or cmd[4] != b"worker" or cmd[5] != kind.encode():
                 continue
-            ppid = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1]
+            ppid = _ppid(pid)
             pcmd = open(f"/proc/{ppid}/cmdline", "rb").read().split(b"\0")
             if len(pcmd) > 4 and pcmd[4] == b"worker":
                 continue
-            return int(pid)
-        except (OSError, IndexError):
+            up = ppid
+            while up > 1 and up != root:
+                up = _ppid(up)
+            if up == root:
+                return int(pid)
+        except (OSError, IndexError, ValueError):
             continue
     return None
 

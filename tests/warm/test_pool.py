@@ -34,7 +34,7 @@ def test_status_shows_the_pool(mcp):
 def test_worker_killed_while_idle(mcp):
     mcp.run("print(1)")
     wait_idle(mcp, "python")
-    pid = worker_host_pid("python")
+    pid = worker_host_pid("python", mcp.proc.pid)
     assert pid, "no python worker found on the host"
     os.kill(pid, signal.SIGKILL)
     time.sleep(0.2)
@@ -44,11 +44,12 @@ def test_worker_killed_while_idle(mcp):
 
 def test_worker_killed_during_a_job(mcp):
     wait_idle(mcp, "python")
-    pid = worker_host_pid("python")
+    pid = worker_host_pid("python", mcp.proc.pid)
     box = {}
     t = threading.Thread(target=lambda: box.update(r=mcp.run("import time; time.sleep(20)")))
     t.start()
     time.sleep(1.0)
+    assert pid, "no python worker of this sagebox found on the host"
     os.kill(pid, signal.SIGKILL)
     t.join(30)
     r = box["r"]
