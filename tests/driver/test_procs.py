@@ -58,28 +58,64 @@ def test_no_status_before_the_kernel_stored_it(monkeypatch):
         os.waitpid(pid, 0)
 
 
-def test_statuses_read_while_exiting_are_the_real_ones():
-    """Real children with a large address space to tear down, polled as the
-    worker polls them: whatever /proc says must be what waitpid says."""
-    def job(code):
-        def run():
+def watch(pid):
+    """Poll an exiting child as the worker does: (what /proc said first,
+    or None if it was reaped before /proc said anything; what waitpid
+    says)."""
+    while True:
+        early = procs.exiting_status(pid, tries=1)
+        if early is not None:
+            return early, os.waitpid(pid, 0)[1]
+        p, status = os.waitpid(pid, os.WNOHANG)
+        if p:
+            return None, status
+
+
+def exits_with(code, big=False, undumpable=False):
+    def run():
+        if big:
             b = bytearray(32 << 20)  # pages to unmap at exit
             b[::4096] = b"x" * len(b[::4096])
-            os._exit(code)
-        return run
+        if undumpable:
+            import ctypes
+            ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
+        os._exit(code)
+    return run
 
+
+def test_statuses_read_while_exiting_are_the_real_ones():
+    """Real children with a large address space to tear down: whatever
+    /proc says must be what waitpid says."""
     for code in (1, 0, 3, 1, 7, 1):
-        pid = child(job(code))
-        early = None
-        while early is None:
-            early = procs.exiting_status(pid, tries=1)
-            if early is None and os.waitpid(pid, os.WNOHANG)[0]:
-                break  # reaped before /proc said anything: fine
-        else:
-            _, status = os.waitpid(pid, 0)
-            assert early == status, (code, early, status)
-            continue
-        assert early is None
+        early, status = watch(child(exits_with(code, big=True)))
+        assert status == code << 8 and early in (None, status), (code, early, status)
+
+
+def test_a_job_that_made_itself_undumpable_is_not_read_as_a_success():
+    """An unprivileged reader (the worker in a sandbox) of a non-dumpable
+    child's /proc/PID/stat is shown exit code 0: every failure of such a
+    job was reported as a success. The status must come from waitpid
+    then. The reader here is a child that dropped root, if it had it."""
+    r, w = os.pipe()
+    reader = os.fork()
+    if reader == 0:
+        try:
+            os.close(r)
+            if os.geteuid() == 0:
+                os.setgroups([])
+                os.setgid(65534)
+                os.setuid(65534)  # and with it every capability
+            seen = [(code,) + watch(child(exits_with(code, undumpable=True))) for code in (1, 3, 1)]
+            os.write(w, repr(seen).encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    with os.fdopen(r) as f:
+        seen = eval(f.read() or "None")
+    os.waitpid(reader, 0)
+    assert seen, "the reader failed"
+    for code, early, status in seen:
+        assert status == code << 8 and early in (None, status), (code, early, status)
 
 
 def test_is_exiting():

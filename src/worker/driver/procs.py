@@ -53,24 +53,40 @@ def settled_exit_code(fields):
     space (exit_mm: `mm = NULL`, before the slow unmapping). Between the
     first two, field 52 reads 0: trusting it then reported a job that
     raised as a success (seen under load). So the status counts only once
-    vsize is 0, i.e. the address space is detached; the job's code cannot
-    write it, and it is there well before the process can be reaped."""
+    vsize is 0, i.e. the address space is detached."""
     if (len(fields) > STAT_EXIT_CODE and int(fields[STAT_FLAGS]) & PF_EXITING
             and int(fields[STAT_VSIZE]) == 0):
         return int(fields[STAT_EXIT_CODE])
     return None
 
 
+def may_read(pid):
+    """Whether the kernel lets us read pid's private state (a ptrace read
+    check, the one /proc/PID/stat makes before it shows the exit code: it
+    shows 0 otherwise). A job that made itself non-dumpable (prctl
+    PR_SET_DUMPABLE 0) fails it for an unprivileged worker, and every
+    failure of such a job read as a success. /proc/PID/fdinfo makes the
+    same check when it is opened. Once the process is exiting it runs no
+    more code, so the answer cannot change after this."""
+    try:
+        fd = os.open("/proc/%d/fdinfo" % pid, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    os.close(fd)
+    return True
+
+
 def exiting_status(pid, tries=20):
     """The wait status of a child that is exiting but not yet reaped, read
-    from /proc (settled_exit_code). None when it is not that far (yet):
+    from /proc (settled_exit_code, may_read): the kernel's, which the job's
+    code cannot write. None when it is not that far (yet) or not readable:
     the caller then waits for the real one (waitpid). Lets the result go
     out while the kernel still unmaps a copy of Sage."""
     for _ in range(tries):
         try:
             st = settled_exit_code(stat_fields(pid))
             if st is not None:
-                return st
+                return st if may_read(pid) else None
         except (OSError, ValueError, IndexError):
             return None
         time.sleep(0.0001)
