@@ -119,6 +119,8 @@ def test_results_match_fresh_mode_for_exits_and_errors(healthy):
     cases = [
         ("import sys; sys.exit(3)", "python"),
         ("raise ValueError('boom')", "python"),
+        # non-dumpable: the worker may not read its exit code in /proc
+        ("import ctypes; ctypes.CDLL(None).prctl(4, 0, 0, 0, 0); raise ValueError('boom')", "python"),
         ("import os, signal; os.kill(os.getpid(), signal.SIGSEGV)", "python"),
         ("x = 2\nx * 21", "python"),
         ("x = 2\nx * 21;", "python"),
