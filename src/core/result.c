@@ -19,6 +19,7 @@ void sb_result_free(struct sb_result *r)
 	free(r->internal_error);
 	free(r->hint);
 	json_decref(r->sandbox);
+	sb_figures_free(&r->figures);
 	sb_result_init(r);
 }
 
@@ -83,6 +84,7 @@ json_t *sb_result_to_json(const struct sb_result *r)
 		if (r->hint)
 			json_object_set_new(o, "hint", json_string(r->hint));
 	}
+	sb_figures_to_json(&r->figures, o);
 	json_object_set(o, "sandbox", r->sandbox ? r->sandbox : json_null());
 	return o;
 }

@@ -127,6 +127,8 @@ int sb_capture_finish(const struct sb_capture *c, struct sb_stream *out)
 static int sink_write(struct sb_sink *k, enum sb_stream_id st, const char *p, size_t n)
 {
 	struct sb_capture_sink *c = (struct sb_capture_sink *)k;
+	if (st == SB_STREAM_FIGURES)
+		return sb_figstream_feed(&c->figs, p, n);
 	return sb_capture_add(st == SB_STREAM_STDOUT ? &c->out : &c->err, p, n);
 }
 
@@ -140,6 +142,8 @@ static const struct sb_sink_ops capture_sink_ops = {.write = sink_write, .tail =
 int sb_capture_sink_init(struct sb_capture_sink *c, size_t cap)
 {
 	c->sink = (struct sb_sink){.ops = &capture_sink_ops, .flood_bytes = (uint64_t)cap * sb_sup_policy.flood_factor};
+	c->figures = (struct sb_figures){0};
+	sb_figstream_init(&c->figs, &c->figures);
 	if (sb_capture_init(&c->out, "stdout", cap) == 0 && sb_capture_init(&c->err, "stderr", cap) == 0)
 		return 0;
 	sb_capture_free(&c->out);
@@ -153,4 +157,8 @@ void sb_capture_sink_finish(struct sb_capture_sink *c, struct sb_result *res)
 		res->internal_error = strdup("out of memory while collecting output");
 	sb_capture_free(&c->out);
 	sb_capture_free(&c->err);
+	sb_figstream_end(&c->figs);
+	sb_figures_free(&res->figures);
+	res->figures = c->figures;
+	c->figures = (struct sb_figures){0};
 }

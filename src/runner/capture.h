@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "core/result.h"
+#include "runner/figstream.h"
 #include "runner/supervise.h"
 
 struct sb_capture {
@@ -34,16 +35,19 @@ char *sb_capture_tail_copy(const struct sb_capture *c, size_t n, size_t *len);
 int sb_capture_finish(const struct sb_capture *c, struct sb_stream *out);
 
 /* The supervisor's sink for a call: a job's two streams, each under the
- * same cap; a stream writing flood_factor times the cap stops the job. */
+ * same cap (a stream writing flood_factor times the cap stops the job), and
+ * the figures it displayed, under their caps (runner/figstream.h). */
 struct sb_capture_sink {
 	struct sb_sink sink; /* first: the supervisor's view */
 	struct sb_capture out, err;
+	struct sb_figures figures;
+	struct sb_figstream figs;
 };
 
 /* On failure neither stream is allocated. */
 int sb_capture_sink_init(struct sb_capture_sink *c, size_t cap);
-/* Fill res->out and res->err (an internal error when memory runs out),
- * then free both captures. */
+/* Fill res->out, res->err (an internal error when memory runs out) and
+ * res->figures, then free the captures. */
 void sb_capture_sink_finish(struct sb_capture_sink *c, struct sb_result *res);
 
 #endif

@@ -1,6 +1,8 @@
 #include "runner/command.h"
 
-void sb_command_once(const struct sb_config *cfg, enum sb_lang lang, const char *argv[8])
+/* The driver in mode, for workers of kind; returns the next free slot. */
+static int driver(const struct sb_config *cfg, const char *mode, const char *kind, bool own_pidns,
+		  const char *argv[12])
 {
 	int i = 0;
 	argv[i++] = cfg->python;
@@ -9,25 +11,22 @@ void sb_command_once(const struct sb_config *cfg, enum sb_lang lang, const char 
 	argv[i++] = "-I";
 	argv[i++] = "-c";
 	argv[i++] = sb_driver_py;
-	argv[i++] = "once";
-	argv[i++] = sb_lang_name(lang);
-	if (lang == SB_LANG_SHELL)
-		argv[i++] = cfg->shell;
-	argv[i] = NULL;
+	argv[i++] = mode;
+	argv[i++] = kind;
+	argv[i++] = cfg->shell;
+	argv[i++] = own_pidns ? "1" : "0";
+	return i;
+}
+
+void sb_command_fresh(const struct sb_config *cfg, const char *kind, bool own_pidns, const char *argv[12])
+{
+	argv[driver(cfg, "fresh", kind, own_pidns, argv)] = NULL;
 }
 
 void sb_command_worker(const struct sb_config *cfg, const char *kind, bool own_pidns, const char *warm_mib,
 		       const char *argv[12])
 {
-	int i = 0;
-	argv[i++] = cfg->python;
-	argv[i++] = "-I"; /* as above: nothing from the work dir or environment */
-	argv[i++] = "-c";
-	argv[i++] = sb_driver_py;
-	argv[i++] = "worker";
-	argv[i++] = kind;
-	argv[i++] = cfg->shell;
-	argv[i++] = own_pidns ? "1" : "0";
+	int i = driver(cfg, "worker", kind, own_pidns, argv);
 	argv[i++] = warm_mib;
 	argv[i] = NULL;
 }

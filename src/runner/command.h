@@ -1,5 +1,6 @@
 /* What runs inside the sandbox for a job: the embedded driver, started by
- * the sandbox's python, reading the code on stdin. */
+ * the sandbox's python, speaking the worker protocol (docs/WARM.md) on its
+ * stdin and stdout. */
 #ifndef SAGEBOX_COMMAND_H
 #define SAGEBOX_COMMAND_H
 
@@ -10,9 +11,10 @@
 
 extern const char sb_driver_py[];
 
-/* argv for a fresh job (static storage except the config's strings; valid
- * while cfg lives). out must hold 8 entries. */
-void sb_command_once(const struct sb_config *cfg, enum sb_lang lang, const char *argv_out[8]);
+/* argv for a worker of the given kind ("sage" or "python") in a fresh
+ * sandbox: it runs one job, then exits (static storage except the config's
+ * strings; valid while cfg lives). out must hold 12 entries. */
+void sb_command_fresh(const struct sb_config *cfg, const char *kind, bool own_pidns, const char *argv_out[12]);
 
 /* argv for a warm worker of the given kind ("sage" or "python"). own_pidns:
  * the sandbox has its own pid namespace (every backend but host), so the

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/figure.h"
 #include "util/clock.h"
 
 const struct sb_sup_policy sb_sup_policy = {
@@ -51,8 +52,8 @@ void sb_sup_init(struct sb_sup *s, struct sb_feeder *f, struct sb_sink *k, uint6
 	s->start = sb_now_ms();
 	s->deadline = s->start + timeout_ms + (f->self_timed ? s->policy->self_timed_grace_ms : 0);
 	s->next_progress = s->start + progress_interval(s);
-	atomic_init(&s->total[0], 0);
-	atomic_init(&s->total[1], 0);
+	for (int i = 0; i < SB_STREAMS; i++)
+		atomic_init(&s->total[i], 0);
 	atomic_init(&s->flags, 0);
 	atomic_init(&s->ended_ms, 0);
 }
@@ -93,11 +94,17 @@ void sb_sup_output(struct sb_sup *s, enum sb_stream_id st, const char *p, size_t
 		return;
 	}
 	/* The host's own flood limit, whatever the far side does. */
-	if (total > s->sink->flood_bytes && !s->flooded) {
+	if (total > sb_sink_flood_bytes(s->sink, st) && !s->flooded) {
 		s->flooded = true;
 		publish(s, F_FLOODED);
 		stop(s, true);
 	}
+}
+
+uint64_t sb_sink_flood_bytes(const struct sb_sink *k, enum sb_stream_id st)
+{
+	return st == SB_STREAM_FIGURES ? (uint64_t)sb_figure_caps.max_total_bytes * sb_sup_policy.flood_factor
+				       : k->flood_bytes;
 }
 
 void sb_sup_exited(struct sb_sup *s)

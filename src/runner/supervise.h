@@ -77,12 +77,15 @@ extern const struct sb_sup_policy sb_sup_policy;
 struct sb_sup;
 
 /* ---- sinks: where a job's output goes */
-enum sb_stream_id { SB_STREAM_STDOUT, SB_STREAM_STDERR };
+/* The code's two text streams, and the figure stream (runner/figstream.h:
+ * records of PNG figures, never mixed into the text). */
+enum sb_stream_id { SB_STREAM_STDOUT, SB_STREAM_STDERR, SB_STREAM_FIGURES, SB_STREAMS };
 
 struct sb_sink;
 struct sb_sink_ops {
-	/* Keep (or drop) n bytes the code wrote to a stream. -1: out of
-	 * memory; the job is then stopped as a sandbox error. */
+	/* Keep (or drop) n bytes the code wrote to a stream (a sink that does
+	 * not keep figures drops SB_STREAM_FIGURES). -1: out of memory; the
+	 * job is then stopped as a sandbox error. */
 	int (*write)(struct sb_sink *k, enum sb_stream_id st, const char *p, size_t n);
 	/* The last up to n bytes of stdout kept so far, valid UTF-8, malloc'd
 	 * (NULL when out of memory), for progress reports. */
@@ -91,11 +94,18 @@ struct sb_sink_ops {
 
 struct sb_sink {
 	const struct sb_sink_ops *ops;
-	/* Per stream: a stream writing more than this is a flood and the job
-	 * is stopped (result: output_limit_exceeded). The capture sink sets
-	 * its cap times flood_factor; a job log its own limit. */
+	/* Per text stream: a stream writing more than this is a flood and the
+	 * job is stopped (result: output_limit_exceeded). The capture sink sets
+	 * its cap times flood_factor; a job log its own limit. The figure
+	 * stream's limit is the policy's (sb_sink_flood_bytes). */
 	uint64_t flood_bytes;
 };
+
+/* The flood limit of stream st for sink k: flood_bytes for the text
+ * streams; for figures, flood_factor times the figures a result may carry
+ * (the driver never sends more than that; a job writing to the figure pipe
+ * itself may). */
+uint64_t sb_sink_flood_bytes(const struct sb_sink *k, enum sb_stream_id st);
 
 /* ---- feeders: where a job's events come from */
 #define SB_FEED_MAX_FDS 4
@@ -152,7 +162,7 @@ struct sb_sup {
 	bool killed;      /* hard: for a session, its state is lost */
 	char broken[700]; /* non-empty: the feeder or the loop failed */
 	/* published for sb_sup_status */
-	_Atomic uint64_t total[2];
+	_Atomic uint64_t total[SB_STREAMS];
 	_Atomic unsigned flags;
 	_Atomic uint64_t ended_ms;
 };

@@ -62,6 +62,18 @@ struct sb_worker *sb_worker_new(enum sb_wkind kind, const struct sb_limits *job_
 	return w;
 }
 
+struct sb_worker *sb_worker_new_fresh(enum sb_wkind kind, const struct sb_limits *job_limits)
+{
+	struct sb_worker *w = sb_worker_new(kind, job_limits);
+	if (w) {
+		w->fresh = true;
+		w->sb_limits = *job_limits;
+		/* The backend's backstop, should sagebox itself be gone. */
+		w->lifetime_s = job_limits->timeout_s + sb_sup_policy.lifetime_margin_s;
+	}
+	return w;
+}
+
 int sb_worker_spawn(struct sb_worker *w, const struct sb_config *cfg, const struct sb_backend *be,
 		    struct sb_error *err)
 {
@@ -69,10 +81,16 @@ int sb_worker_spawn(struct sb_worker *w, const struct sb_config *cfg, const stru
 	const char *argv[12];
 	/* kill(-1)-style cleanup between jobs only where the sandbox has its
 	 * own pid namespace; the driver double-checks (it must be pid 1/2). */
-	sb_command_worker(cfg, sb_wkind_name(w->kind), sb_backend_has(be, SB_CAP_OWN_PIDNS), w->budget, argv);
+	bool own_pidns = sb_backend_has(be, SB_CAP_OWN_PIDNS);
+	if (w->fresh)
+		sb_command_fresh(cfg, sb_wkind_name(w->kind), own_pidns, argv);
+	else
+		sb_command_worker(cfg, sb_wkind_name(w->kind), own_pidns, w->budget, argv);
 	/* The backstop: recycled by then, plus the longest job and a minute. */
 	struct sb_sandbox_req req = {.argv = argv, .limits = &w->sb_limits,
-				     .lifetime_s = cfg->worker_max_minutes * 60u + SB_TIMEOUT_MAX_S + sb_sup_policy.lifetime_margin_s};
+				     .lifetime_s = w->fresh ? w->lifetime_s
+							    : cfg->worker_max_minutes * 60u + SB_TIMEOUT_MAX_S +
+								      sb_sup_policy.lifetime_margin_s};
 	return sb_worker_spawn_req(w, be, &req, err);
 }
 
@@ -92,12 +110,36 @@ void sb_worker_kill(struct sb_worker *w)
 		sb_backend_kill(&w->sb);
 }
 
+/* Whether the worker's command exits within ms (false without a pidfd). */
+static bool exits_within(struct sb_worker *w, unsigned ms)
+{
+	if (w->pidfd < 0 || !ms)
+		return false;
+	sb_close(&w->sb.stdin_fd); /* it has nothing more to read */
+	uint64_t end = sb_now_ms() + ms;
+	for (;;) {
+		uint64_t now = sb_now_ms();
+		struct pollfd p = {w->pidfd, POLLIN, 0};
+		int r = poll(&p, 1, now >= end ? 0 : (int)(end - now));
+		if (r > 0)
+			return true;
+		if (r == 0 || errno != EINTR)
+			return false;
+	}
+}
+
 void sb_worker_destroy(struct sb_worker *w)
+{
+	sb_worker_destroy_after(w, 0);
+}
+
+void sb_worker_destroy_after(struct sb_worker *w, unsigned grace_ms)
 {
 	if (!w)
 		return;
 	if (w->spawned) {
-		sb_backend_kill(&w->sb);
+		if (!exits_within(w, grace_ms))
+			sb_backend_kill(&w->sb);
 		sb_sandbox_close_fds(&w->sb);
 		struct sb_exit ex;
 		struct sb_error err = {0};

@@ -38,6 +38,11 @@ void sb_worker_sandbox_limits(enum sb_wkind k, const struct sb_limits *l, struct
 
 struct sb_worker {
 	enum sb_wkind kind;
+	/* A fresh sandbox's worker (fresh isolation): its sandbox has the job's
+	 * own limits, it gets its one job before it is ready, and it exits
+	 * after it. */
+	bool fresh;
+	unsigned lifetime_s;          /* fresh: the backend's backstop */
 	struct sb_limits job_limits;  /* the jobs it serves (timeout aside) */
 	struct sb_limits sb_limits;   /* its sandbox's */
 	struct sb_sandbox sb;
@@ -56,6 +61,8 @@ struct sb_worker {
 
 /* A new worker object (nothing started). */
 struct sb_worker *sb_worker_new(enum sb_wkind kind, const struct sb_limits *job_limits);
+/* The same for one job in a fresh sandbox with the job's own limits. */
+struct sb_worker *sb_worker_new_fresh(enum sb_wkind kind, const struct sb_limits *job_limits);
 /* Start its sandbox (returns quickly)... */
 int sb_worker_spawn(struct sb_worker *w, const struct sb_config *cfg, const struct sb_backend *be,
 		    struct sb_error *err);
@@ -70,6 +77,9 @@ bool sb_worker_idle_ok(struct sb_worker *w);
 void sb_worker_kill(struct sb_worker *w);
 /* Kill, wait for the sandbox, free. */
 void sb_worker_destroy(struct sb_worker *w);
+/* The same, but first give the worker grace_ms to exit by itself (a fresh
+ * sandbox's worker after its job: no kill when it is gone already). */
+void sb_worker_destroy_after(struct sb_worker *w, unsigned grace_ms);
 
 enum sb_wrun {
 	SB_WRUN_OK,      /* result filled, the worker can take another job */
@@ -79,7 +89,8 @@ enum sb_wrun {
 };
 
 /* Run one job under the supervisor; its output goes to sink (untouched
- * when the result is SB_WRUN_RETRY: the job has not begun). */
+ * when the result is SB_WRUN_RETRY: the job has not begun; never for a
+ * fresh worker, whose failure to begin is the job's sandbox error). */
 enum sb_wrun sb_worker_run(struct sb_worker *w, const struct sb_job *job, const struct sb_run_hooks *hooks,
 			   struct sb_sink *sink, struct sb_result *res);
 

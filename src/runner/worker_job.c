@@ -1,14 +1,18 @@
-/* One job on a warm worker, host side: the supervisor's feeder for the
- * worker's frames. It sends the code in a run frame, turns out frames into
- * output, started/done into the job's life, and asks for a soft stop with a
- * cancel frame. The worker enforces the timeout itself (self_timed): the
- * host's deadline is a later backstop. The worker is not trusted: a frame
- * out of order, for another job, or malformed, or the worker dying, is a
- * broken job and kills its whole sandbox. */
+/* One job on a worker, host side: the supervisor's feeder for the worker's
+ * frames. It sends the code in a run frame, turns out frames into output
+ * (stdout, stderr and the figure stream), started/done into the job's life,
+ * and asks for a soft stop with a cancel frame. A warm worker enforces the
+ * timeout itself (self_timed): the host's deadline is a later backstop. A
+ * fresh sandbox's worker (fresh isolation) gets the job before it is ready,
+ * so its ready frame may come first, and the host's deadline counts from
+ * the sandbox's start, as fresh isolation always did. The worker is not
+ * trusted: a frame out of order, for another job, or malformed, or the
+ * worker dying, is a broken job and kills its whole sandbox. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/figure.h"
 #include "runner/pipes.h"
 #include "runner/supervise.h"
 #include "runner/worker.h"
@@ -58,7 +62,31 @@ static bool get_bool(json_t *h, const char *k, bool *out)
 	return true;
 }
 
-#define BROKE(s, what) sb_sup_broken((s), "the warm worker broke the protocol (%s)", (what))
+/* The streams an out frame may name, as the driver names them. */
+static const struct {
+	const char *name;
+	enum sb_stream_id id;
+} streams[] = {
+	{"stdout", SB_STREAM_STDOUT},
+	{"stderr", SB_STREAM_STDERR},
+	{"figures", SB_STREAM_FIGURES},
+};
+
+static int stream_id(const char *name)
+{
+	for (size_t i = 0; name && i < sizeof streams / sizeof *streams; i++)
+		if (!strcmp(name, streams[i].name))
+			return (int)streams[i].id;
+	return -1;
+}
+
+/* How messages name the far side. */
+static const char *who(const struct sb_worker *w)
+{
+	return w->fresh ? "the sandbox's driver" : "the warm worker";
+}
+
+#define BROKE(s, what) sb_sup_broken((s), "%s broke the protocol (%s)", who(x->w), (what))
 
 static void on_done(struct frames_feeder *x, struct sb_sup *s, json_t *h)
 {
@@ -81,6 +109,11 @@ static void on_done(struct frames_feeder *x, struct sb_sup *s, json_t *h)
 
 static void on_frame(struct frames_feeder *x, struct sb_sup *s, const struct sb_wp_frame *f)
 {
+	if (f->type == SB_WP_READY && x->w->fresh && !x->w->ready && !x->started) {
+		/* A fresh worker says it is ready once, before the job starts. */
+		x->w->ready = json_incref(f->hdr);
+		return;
+	}
 	json_t *idv = json_object_get(f->hdr, "id");
 	if (!json_is_integer(idv) || json_integer_value(idv) != x->id) {
 		BROKE(s, "a frame for another job");
@@ -93,8 +126,7 @@ static void on_frame(struct frames_feeder *x, struct sb_sup *s, const struct sb_
 		x->started = true;
 		return;
 	case SB_WP_OUT: {
-		const char *st = json_string_value(json_object_get(f->hdr, "stream"));
-		int id = !st ? -1 : !strcmp(st, "stdout") ? SB_STREAM_STDOUT : !strcmp(st, "stderr") ? SB_STREAM_STDERR : -1;
+		int id = stream_id(json_string_value(json_object_get(f->hdr, "stream")));
 		if (id < 0 || !x->started) {
 			BROKE(s, "a bad output frame");
 			return;
@@ -132,7 +164,7 @@ static void ff_ready(struct sb_feeder *f, struct sb_sup *s, const struct pollfd 
 	if (p[0].revents)
 		flush_tx(x);
 	if (p[1].revents && sb_worker_read(w) < 0)
-		sb_sup_broken(s, "%s", "out of memory reading the warm worker");
+		sb_sup_broken(s, "out of memory reading %s", who(w));
 	char why[256];
 	struct sb_wp_frame fr;
 	int r;
@@ -150,11 +182,13 @@ static void ff_ready(struct sb_feeder *f, struct sb_sup *s, const struct pollfd 
 	if (p[2].revents)
 		sb_worker_drain_diag(w);
 	if (!s->killed && !x->done && w->sb.stdout_fd < 0) {
-		/* The worker is gone before it reported the job. */
-		x->retry = !x->started;
+		/* The worker is gone before it reported the job: a warm job is
+		 * retried elsewhere; a fresh one has no elsewhere. */
+		x->retry = !x->started && !w->fresh;
 		char how[600];
 		sb_worker_died_how(w, how, sizeof how);
-		sb_sup_broken(s, "the warm worker died during the job (%s); it is replaced for the next job", how);
+		sb_sup_broken(s, "%s died during the job (%s)%s", who(w), how,
+			      w->fresh ? "" : "; it is replaced for the next job");
 	}
 }
 
@@ -190,7 +224,8 @@ static const struct sb_feeder_ops frames_ops = {
  * as code_bytes raw bytes, so that the worker can splice it into the job's
  * pipe without ever holding it (a later job's child, a fork of the worker,
  * would inherit it: issue 13.1). The worker applies the host's policy
- * inside: the flood limit (max_output) and the exit grace. */
+ * inside: the flood limits (max_output, max_figure_bytes), the exit grace,
+ * and the figure caps the driver scales and shrinks figures to. */
 static int encode_run(struct frames_feeder *x, const struct sb_job *job, const struct sb_sink *sink)
 {
 	json_t *h = json_pack("{s:s, s:I, s:s, s:I, s:I, s:I, s:I, s:{s:I, s:I, s:I}}", "type", "run", "id", x->id,
@@ -199,6 +234,15 @@ static int encode_run(struct frames_feeder *x, const struct sb_job *job, const s
 			      (json_int_t)sb_sup_policy.exit_grace_ms, "code_bytes", (json_int_t)job->code_len, "limits",
 			      "memory_bytes", (json_int_t)job->limits.memory_bytes, "nofile", (json_int_t)job->limits.nofile,
 			      "fsize_bytes", (json_int_t)job->limits.fsize_bytes);
+	const struct sb_figure_caps *c = &sb_figure_caps;
+	if (h) {
+		json_object_set_new(h, "max_figure_bytes",
+				    json_integer((json_int_t)sb_sink_flood_bytes(sink, SB_STREAM_FIGURES)));
+		json_object_set_new(h, "figures",
+				    json_pack("{s:i, s:I, s:I, s:i}", "max_count", (int)c->max_count,
+					      "max_image_bytes", (json_int_t)c->max_image_bytes, "max_total_bytes",
+					      (json_int_t)c->max_total_bytes, "max_side", (int)c->max_side));
+	}
 	if (h && sb_trace_on())
 		json_object_set_new(h, "trace", json_true());
 	int rc = !h || sb_wp_encode(&x->tx, h, NULL, 0) || sb_buf_append(&x->tx, job->code, job->code_len) ? -1 : 0;
@@ -237,7 +281,7 @@ static json_t *sandbox_json(const struct sb_worker *w)
 enum sb_wrun sb_worker_run(struct sb_worker *w, const struct sb_job *job, const struct sb_run_hooks *hooks,
 			   struct sb_sink *sink, struct sb_result *res)
 {
-	struct frames_feeder x = {.f = {.ops = &frames_ops, .self_timed = true}, .w = w, .id = ++w->next_id};
+	struct frames_feeder x = {.f = {.ops = &frames_ops, .self_timed = !w->fresh}, .w = w, .id = ++w->next_id};
 	struct sb_sup s;
 	sb_sup_init(&s, &x.f, sink, (uint64_t)job->limits.timeout_s * 1000, hooks, NULL);
 	if (encode_run(&x, job, sink)) {
@@ -259,11 +303,13 @@ enum sb_wrun sb_worker_run(struct sb_worker *w, const struct sb_job *job, const 
 	} else {
 		rc = SB_WRUN_BROKEN;
 		res->exit_code = -1;
-		sb_sup_broken(&s, "the warm worker stopped answering"); /* unless it said why */
+		sb_sup_broken(&s, "%s stopped answering", who(w)); /* unless it said why */
 	}
 	if (rc != SB_WRUN_RETRY) {
 		sb_sup_verdict(&s, res);
-		res->sandbox = sandbox_json(w);
+		/* Fresh: what the backend verified, as is (the job has the
+		 * sandbox's own limits). */
+		res->sandbox = w->fresh ? json_deep_copy(w->sb.enforced) : sandbox_json(w);
 	}
 	sb_buf_free(&x.tx);
 	return rc;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/limits.h"
+#include "tools/figures.h"
 #include "tools/run.h"
 
 static void put_stream(FILE *f, const struct sb_stream *s)
@@ -78,12 +79,14 @@ char *sb_result_text(const struct sb_result *r, const struct sb_tool *t, const s
 		fputs(has_out ? "\nstderr:\n" : "stderr:\n", f);
 		put_stream(f, &r->err);
 	}
-	if (!has_out && !has_err && !r->internal_error)
+	bool has_fig = r->figures.n || sb_figures_dropped(&r->figures);
+	if (!has_out && !has_err && !has_fig && !r->internal_error)
 		fputs(sb_result_ok(r) ? "(no output: print() the values you want to see, or end with an expression)\n"
 				      : "(no output)\n",
 		      f);
 	if (has_out || has_err)
 		fputc('\n', f);
+	sb_figures_text(f, &r->figures);
 	sb_result_verdict(r, verdict, sizeof verdict);
 	fprintf(f, "[%s]\n", verdict);
 	truncation(f, "stdout", &r->out, r);

@@ -9,6 +9,7 @@
 #include "util/buf.h"
 
 #include "core/limits.h"
+#include "tools/figures.h"
 #include "tools/sessions.h"
 
 /* What every run tool's description says about the sandbox and its limits. */
@@ -89,7 +90,7 @@ char *sb_run_timeout_description(const struct sb_config *cfg)
  * never breaks a client that validates structuredContent. */
 json_t *sb_run_output_schema(void)
 {
-	return json_pack(
+	json_t *o = json_pack(
 		"{s:s, s:{s:{s:s}, s:{s:[s,s]}, s:{s:[s,s]}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s},"
 		" s:{s:s, s:{s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}}},"
 		" s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:[s,s]}},"
@@ -113,6 +114,18 @@ json_t *sb_run_output_schema(void)
 		"sandbox", "type", "object", "null",
 		"required", "ok", "exit_code", "signal", "timed_out", "output_limit_exceeded", "stdout", "stderr",
 		"duration_ms");
+	json_t *props = json_object_get(o, "properties");
+	/* Figures: their metadata only; the PNGs are the image content blocks. */
+	json_object_set_new(props, "figures",
+			    json_pack("{s:s, s:{s:s, s:{s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}}}}",
+				      "type", "array", "items", "type", "object", "properties", "figure", "type",
+				      "integer", "mime_type", "type", "string", "width", "type", "integer", "height",
+				      "type", "integer", "bytes", "type", "integer", "saved_path", "type", "string"));
+	json_object_set_new(props, "figures_not_shown",
+			    json_pack("{s:s, s:{s:s, s:{s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}}}}", "type", "array",
+				      "items", "type", "object", "properties", "reason", "type", "string", "message",
+				      "type", "string", "count", "type", "integer", "first", "type", "integer"));
+	return o;
 }
 
 /* The result when there is no runner: the same shape as a run's result,
@@ -160,6 +173,7 @@ void sb_run_handler(const struct sb_tool *t, const json_t *args, struct sb_tool_
 	char *text = sb_result_text(&res, t, srv->cfg);
 	sb_tool_result_text(out, text ? text : rec->verdict);
 	free(text);
+	sb_tool_result_figures(out, &res.figures);
 	out->is_error = !rec->ok;
 	out->structured = sb_result_to_json(&res);
 	sb_result_free(&res);

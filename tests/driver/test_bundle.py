@@ -1,12 +1,18 @@
 """The driver as built: one string on argv, under the kernel's limit for
-one argument, that runs the same modules the other tests import."""
+one argument, that runs the same modules the other tests import. Jobs run
+through its `fresh` mode (fresh isolation's one-job worker): the run frame
+goes in before the worker is ready, as the host sends it."""
 import os
 import subprocess
 import sys
+from collections import namedtuple
 
 import pytest
 
 from conftest import BUNDLE, WORKER
+
+sys.path.insert(0, WORKER)
+from driver import channel  # noqa: E402
 
 MAX_ARG_STRLEN = 32 * 4096    # include/uapi/linux/binfmts.h, with the NUL
 PY = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
@@ -19,9 +25,30 @@ def bundle():
     return open(BUNDLE, encoding="utf-8").read()
 
 
-def once(bundle, lang, code, *extra, cwd=None):
-    return subprocess.run([PY, "-I", "-c", bundle, "once", lang, *extra], input=code, capture_output=True,
-                          text=True, timeout=120, cwd=cwd)
+Done = namedtuple("Done", "returncode stdout stderr frames")
+
+
+def once(bundle, lang, code, cwd=None):
+    """One job in `fresh` mode: the frames it answers, decoded."""
+    code = code.encode()
+    run = channel.encode({"type": "run", "id": 1, "lang": lang, "timeout_ms": 60000, "max_output": 1 << 20,
+                          "limits": {}, "code_bytes": len(code)}) + code
+    kind = "sage" if lang == "sage" else "python"
+    p = subprocess.run([PY, "-I", "-c", bundle, "fresh", kind, "/bin/sh", "0"], input=run, capture_output=True,
+                       timeout=120, cwd=cwd)
+    assert p.returncode == 0, p.stderr
+    frames, data = [], p.stdout
+    while data:
+        n = int.from_bytes(data[:4], "big")
+        frames.append(channel.decode_body(data[4:4 + n]))
+        data = data[4 + n:]
+    assert [h["type"] for h, _ in frames[:2]] == ["ready", "started"], frames
+    done = frames[-1][0]
+    assert done["type"] == "done", frames
+
+    def stream(name):
+        return b"".join(b for h, b in frames if h["type"] == "out" and h["stream"] == name).decode()
+    return Done(done["exit_code"], stream("stdout"), stream("stderr"), frames)
 
 
 def test_fits_in_one_argv_string(bundle):
@@ -51,8 +78,15 @@ def test_argparse_script_works(bundle):
 
 
 def test_shell_dollar_zero_names_the_script(bundle, tmp_path):
-    p = once(bundle, "shell", 'echo "$0" "$#"\n', "/bin/sh", cwd=tmp_path)
+    p = once(bundle, "shell", 'echo "$0" "$#"\n', cwd=tmp_path)
     assert (p.returncode, p.stdout) == (0, f"{tmp_path}/.sagebox-script.sh 0\n")
+
+
+def test_fresh_mode_exits_after_its_job_and_leaves_nothing(bundle, tmp_path):
+    p = once(bundle, "python", "open('left', 'w').write('x')\nprint('ran')\n", cwd=tmp_path)
+    assert (p.returncode, p.stdout) == (0, "ran\n")
+    # the job ran in the backend's own directory (the host backend removes it)
+    assert os.listdir(tmp_path) == ["left"]
 
 
 def test_usage_error(bundle):

@@ -1,14 +1,13 @@
 # sagebox driver: runs INSIDE the sandbox, never on the host.
 #
-#   python3 -I -c <bundle> once LANG [SHELL]
-#       Read the job's code from stdin until EOF, then run it as LANG
-#       (sage, python or shell) in this process, the seed's way: one
-#       sandbox per call (once.py).
-#
 #   python3 -I -c <bundle> worker KIND SHELL OWN_PIDNS WARM_BUDGET_MIB
 #       A warm worker (KIND sage or python): import once, then fork one
 #       child per job, speaking the framed protocol on stdin/stdout
 #       (zygote.py, channel.py; docs/WARM.md).
+#
+#   python3 -I -c <bundle> fresh KIND SHELL OWN_PIDNS
+#       The same worker for one job in a fresh sandbox (fresh isolation):
+#       the job may come before `ready`; the worker exits after it.
 #
 # The modules, one concern each:
 #   cell      how a job's code runs: Sage preparse, last-expression display,
@@ -20,8 +19,9 @@
 #   procs     reaping, the between-jobs process sweep, /proc/PID/stat
 #   rmtree    removing whatever tree a job made, through fds, no recursion
 #   janitor   the between-jobs file and IPC reset, in a process of its own
-#   zygote    the warm worker: spares, the job loop, warm-ups
-#   once      the fresh path
+#   figures   figures a job displays (Sage show, plots as the last
+#             expression, matplotlib) as PNG records on a pipe of their own
+#   zygote    the worker: spares, the job loop, warm-ups; one job (fresh)
 #   main      argv dispatch (main() runs only when bundle.py's loader calls it)
 #
 # The build joins them into one string for `python3 -c` (bundle.py, then

@@ -1,12 +1,15 @@
-"""How one job's code runs, the same in once mode and in a warm worker's
-child: a shell script is exec'd; Sage code is preparsed as `sage -q
-file.sage` does (R.<x> = QQ[] works); when the last statement of a Sage or
-Python cell is a bare expression, its value is displayed as the REPL does,
-and a trailing ';' suppresses that."""
+"""How one job's code runs, the same in a fresh sandbox and in a warm
+worker's child: a shell script is exec'd; Sage code is preparsed as `sage
+-q file.sage` does (R.<x> = QQ[] works); when the last statement of a Sage
+or Python cell is a bare expression, its value is displayed as the REPL
+does (a graphic as a figure), and a trailing ';' suppresses that. Figures
+still open when the cell ends are sent too (figures.py)."""
 import io
 import os
 import sys
 import tokenize
+
+from . import figures
 
 # The name of the job's code: in tracebacks, in linecache and as sys.argv[0]
 # (what `python3 file.py` would give a script named <cell>).
@@ -46,11 +49,14 @@ def compile_cell(src, name=CELL):
 
 
 def show(value):
-    """Display a value as the REPL does (and keep it in builtins._)."""
+    """Display a value as the REPL does (and keep it in builtins._): a
+    graphic as a figure, anything else as its repr."""
     if value is None:
         return
     import builtins
     builtins._ = value
+    if figures.display(value):
+        return
     sys.stdout.write(repr(value) + "\n")
 
 
@@ -85,6 +91,12 @@ def run_cell(src, glb, name=CELL):
         print_user_traceback()
         return 1
     finally:
+        # Figures left open are shown even when the cell failed after
+        # drawing them (as Jupyter does).
+        try:
+            figures.flush_open()
+        except BaseException:
+            print_user_traceback()
         try:
             sys.stdout.flush()
         except Exception:
@@ -98,6 +110,48 @@ def sage_globals():
     glb = {k: v for k, v in vars(allc).items() if not k.startswith("__")}
     glb["__name__"] = "__main__"
     glb["__builtins__"] = __builtins__
+    return glb
+
+
+def sage_globals_quietly():
+    """sage_globals() for a job whose own child imports Sage (a fresh
+    sandbox's one-job worker): what the import prints is not the job's
+    output. (Where the memory limit is RLIMIT_DATA, a user without a memory
+    cgroup, PARI says "not enough memory, new PARI stack" three times while
+    it sizes its stack; a warm worker imported Sage long before the job, so
+    its jobs never show it.) When the import fails, what it printed comes
+    first, then why, and the job fails as a warm job does (None: exit 1)."""
+    import traceback
+    for f in (sys.stdout, sys.stderr):
+        f.flush()
+    saved = [os.dup(1), os.dup(2)]
+    chatter = os.memfd_create("sage-import", os.MFD_CLOEXEC)
+    os.dup2(chatter, 1)
+    os.dup2(chatter, 2)
+    glb, failed = None, None
+    try:
+        glb = sage_globals()
+    except BaseException:
+        failed = traceback.format_exc()
+    for f in (sys.stdout, sys.stderr):
+        f.flush()
+    os.dup2(saved[0], 1)
+    os.dup2(saved[1], 2)
+    for fd in saved:
+        os.close(fd)
+    if failed is not None:
+        # by the kernel, not through our memory: the import may have
+        # failed for want of it
+        size = os.fstat(chatter).st_size
+        off = 0
+        while off < size:
+            n = os.sendfile(2, chatter, off, size - off)
+            if n <= 0:
+                break
+            off += n
+        sys.stderr.write(failed)
+        sys.stderr.flush()
+    os.close(chatter)
     return glb
 
 

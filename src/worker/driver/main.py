@@ -2,20 +2,19 @@
 this module runs nothing, so tests can import every module."""
 import sys
 
-USAGE = ("sagebox driver: usage: once LANG [SHELL] | worker KIND SHELL OWN_PIDNS WARM_MIB"
+USAGE = ("sagebox driver: usage: worker KIND SHELL OWN_PIDNS WARM_MIB | fresh KIND SHELL OWN_PIDNS"
          " | session LANG SHELL OWN_PIDNS WORKSPACE LIMITS_JSON\n")
 # "the sandbox failed" (core/exit_status.h SB_EXIT_SANDBOX)
 EXIT_USAGE = 125
 
 
 def main(argv):
-    if len(argv) >= 2 and argv[0] == "once":
-        from .once import run_once
-        shell = argv[2] if len(argv) > 2 else "/bin/sh"
-        sys.exit(run_once(argv[1], shell))
     if len(argv) == 5 and argv[0] == "worker":
         from .zygote import run_worker
         sys.exit(run_worker(argv[1], argv[2], argv[3] == "1", int(argv[4])))
+    if len(argv) == 4 and argv[0] == "fresh":
+        from .zygote import run_worker
+        sys.exit(run_worker(argv[1], argv[2], argv[3] == "1", 0, one_job=True))
     if len(argv) == 6 and argv[0] == "session":
         from .session import run_session
         sys.exit(run_session(argv[1], argv[2], argv[3] == "1", argv[4], argv[5]))

@@ -3,27 +3,32 @@ forks one child per job and never runs user code itself. It speaks the
 framed protocol (channel.py) on its stdin/stdout; docs/WARM.md has it:
 
   host -> worker:  run {id, lang, timeout_ms, max_output, limits,
-                        code_bytes, exit_grace_ms} + code_bytes raw bytes
+                        code_bytes, exit_grace_ms, max_figure_bytes,
+                        figures} + code_bytes raw bytes
                         (protocol v1: no code_bytes, the code is the frame's
                         payload; still accepted)
                    cancel {id}
   worker -> host:  ready {pid, kind, python, sage, import_error, sandboxed}
                    started {id}        the child has its code: the job began
-                   out {id, stream} + bytes
+                   out {id, stream} + bytes   stream: stdout, stderr, figures
                    done {id, exit_code, signal, timed_out, cancelled, flooded}
 
 A job's bytes never enter the worker's memory: its code is spliced from the
-channel into the child's pipe, its output from the child's pipes into the
-channel, and the files it leaves are listed and removed by the janitor, a
-process of its own. Every later child is a fork of the worker, and would
-inherit whatever the worker had held (issue 13.1).
+channel into the child's pipe, its output and its figures (figures.py) from
+the child's pipes into the channel, and the files it leaves are listed and
+removed by the janitor, a process of its own. Every later child is a fork
+of the worker, and would inherit whatever the worker had held (issue 13.1).
 
 The host trusts none of it beyond one job: it keeps its own deadline and
-caps, and kills the whole sandbox when the worker misbehaves."""
+caps, and kills the whole sandbox when the worker misbehaves.
+
+A fresh sandbox (fresh isolation) runs the same worker for one job
+(one_job): no janitor, spare or warm-up, the job may arrive before `ready`,
+and the worker exits after it; the sandbox is discarded."""
 import os
 import sys
 
-from . import cell, confine, memory
+from . import cell, confine, figures, memory
 from .channel import Channel, Malformed, discard, pending, _splice
 from .janitor import Janitor
 from .procs import Procs, REAP_GRACE, exiting_status, is_exiting
@@ -66,10 +71,10 @@ GO = b"G"
 
 
 class Worker:
-    def __init__(self, kind, shell, own_pidns, warm_budget_mib):
+    def __init__(self, kind, shell, own_pidns, warm_budget_mib, one_job=False):
         import fcntl
         import signal
-        self.kind, self.shell = kind, shell
+        self.kind, self.shell, self.one_job = kind, shell, one_job
         self.warm_budget_kib = warm_budget_mib * 1024
         self.libc = confine.libc()
         # fds only the worker may hold: every child closes them all.
@@ -101,7 +106,7 @@ class Worker:
         self.janitor = None
         self.spares = []  # pre-forked children, oldest first
         self.job_work = None
-        self.warmups = list(SAGE_WARMUPS) if kind == "sage" else []
+        self.warmups = list(SAGE_WARMUPS) if kind == "sage" and not one_job else []
         # Debug timing (the host's SAGEBOX_WARM_TRACE): once a job asked
         # for a trace, spares get a pipe for their own stamps, and the
         # between-jobs work is timed (reported with the next job).
@@ -126,13 +131,18 @@ class Worker:
         # The backend started us in its work dir (/tmp/work in a sandbox).
         self.base = os.getcwd()
         # Forked now, small and before any job: it inherits no job's bytes
-        # and none of Sage.
-        self.janitor = Janitor(self.sandboxed, self.base, self.libc, self.diag,
-                               [fd for fd in self.private if fd != self.diag])
-        for fd in self.janitor.fds:
-            self._own(fd)
+        # and none of Sage. (One job: the sandbox is discarded after it.)
+        if not self.one_job:
+            self.janitor = Janitor(self.sandboxed, self.base, self.libc, self.diag,
+                                   [fd for fd in self.private if fd != self.diag])
+            for fd in self.janitor.fds:
+                self._own(fd)
         sage_version = None
-        if self.kind == "sage":
+        # One job: Sage is imported by the job's child, not here, so that
+        # the sandbox holds one Sage, as a fresh sandbox always did (a
+        # child of a Sage worker would copy the pages it touches, and the
+        # job would have less of the sandbox's memory).
+        if self.kind == "sage" and not self.one_job:
             try:
                 self.glb = cell.sage_globals()
                 cell.sage_preparse("x = 1\n")
@@ -140,6 +150,8 @@ class Worker:
             except BaseException:
                 self.glb = None
                 self.import_error = traceback.format_exc()
+        # Graphics become figures in every job (inherited by each child).
+        figures.install()
         # The driver's own first-use costs (tokenize's regexes, the
         # compiler) are paid here, not by each job's child.
         cell.run_cell("_sb = 1\n_sb\n", cell.python_globals())
@@ -157,7 +169,8 @@ class Worker:
         self._baseline()
 
     def _baseline(self):
-        self.dirty = self.dirty or self.janitor.ask({"op": "baseline"})
+        if self.janitor:
+            self.dirty = self.dirty or self.janitor.ask({"op": "baseline"})
 
     def _warm_one(self):
         self._drop_spares()  # forked before this warm-up: they would miss it
@@ -167,6 +180,8 @@ class Worker:
     # -- main loop
     def serve(self):
         import select
+        if self.one_job:
+            return self._serve_one()
         while self.dirty is None:
             if self.warmups:
                 r, _, _ = select.select([self.ch.rfd], [], [], IDLE_BEFORE_WARMUP)
@@ -208,10 +223,23 @@ class Worker:
         os.write(self.diag, ("sagebox worker: retiring: %s\n" % self.dirty).encode())
         return 0
 
+    def _serve_one(self):
+        """One job, then exit (the sandbox goes with it). Its child is
+        forked when the job is here: nothing to pre-touch for."""
+        try:
+            hdr, payload = self.ch.recv()
+        except EOFError:
+            return 0
+        if hdr.get("type") != "run":
+            raise Malformed("unexpected frame %r" % (hdr.get("type"),))
+        self._job(hdr, payload)
+        return 0
+
     def _reset(self):
         """Between jobs: the next job must find what a fresh sandbox has."""
         self.procs.reap()
-        self.dirty = self.dirty or self.janitor.ask({"op": "reset", "job_work": self.job_work})
+        if self.janitor:
+            self.dirty = self.dirty or self.janitor.ask({"op": "reset", "job_work": self.job_work})
 
     # -- the spare: the next job's child, forked and set up ahead of time
     def _fork_spare(self, job_waiting=False):
@@ -219,13 +247,13 @@ class Worker:
         path: it sets itself up and waits for its job on a private pipe.
         job_waiting: a job is already here (no time to pre-touch)."""
         fds = {}
-        names = ("job", "out", "err") + (("trace",) if self.trace else ())
+        names = ("job", "out", "err", "fig") + (("trace",) if self.trace else ())
         work = self.base
         try:
             for name in names:
                 r, w = os.pipe2(os.O_CLOEXEC)
                 fds[name] = (self._own(r), self._own(w))
-            if not self.sandboxed:
+            if not self.sandboxed and not self.one_job:
                 import tempfile
                 work = tempfile.mkdtemp(prefix="job-", dir=self.base)
             for f in (sys.stdout, sys.stderr):
@@ -241,14 +269,14 @@ class Worker:
                 os.rmdir(work)
             raise
         if pid == 0:
-            keep = (fds["job"][0], fds["out"][1], fds["err"][1])
+            keep = (fds["job"][0], fds["out"][1], fds["err"][1], fds["fig"][1])
             trace_w = fds["trace"][1] if self.trace else -1
             self._child(work, keep, [fd for fd in self.private if fd not in keep and fd != trace_w],
                         job_waiting, trace_w)
         for name in names:
             self._close(fds[name][1] if name != "job" else fds[name][0])
         return {"pid": pid, "job_w": fds["job"][1], "out_r": fds["out"][0],
-                "err_r": fds["err"][0], "work": work, "go": False,
+                "err_r": fds["err"][0], "fig_r": fds["fig"][0], "work": work, "go": False,
                 "trace_r": fds["trace"][0] if self.trace else -1}
 
     def _go(self, sp):
@@ -264,7 +292,7 @@ class Worker:
                 pass
 
     def _spare_fds(self, sp):
-        return [sp[k] for k in ("job_w", "out_r", "err_r", "trace_r") if sp[k] >= 0]
+        return [sp[k] for k in ("job_w", "out_r", "err_r", "fig_r", "trace_r") if sp[k] >= 0]
 
     def _drop_spare(self, sp):
         import signal
@@ -279,7 +307,7 @@ class Worker:
             except (ProcessLookupError, ChildProcessError):
                 pass
         self.procs.reaped.pop(pid, None)
-        if not self.sandboxed:
+        if not self.sandboxed and self.janitor:
             self.dirty = self.dirty or self.janitor.ask({"op": "remove", "path": sp["work"]})
 
     def _drop_spares(self):
@@ -320,7 +348,7 @@ class Worker:
         left = k if raw else 0
         try:
             Channel(-1, sp["job_w"]).send({"lang": hdr["lang"], "limits": hdr.get("limits") or {},
-                                          "code_bytes": k})
+                                          "figures": hdr.get("figures"), "code_bytes": k})
             if not raw:
                 Channel(-1, sp["job_w"])._write(payload)
             while left > 0:
@@ -345,6 +373,9 @@ class Worker:
             raise Malformed("bad run frame")
         timeout = max(int(hdr["timeout_ms"]), 1) / 1000.0
         max_output = int(hdr["max_output"])
+        max_figures = hdr.get("max_figure_bytes")
+        if not isinstance(max_figures, int) or isinstance(max_figures, bool):
+            max_figures = max_output
         grace = hdr.get("exit_grace_ms")
         exit_grace = (grace if isinstance(grace, int) and 0 <= grace <= 60000 else EXIT_GRACE_MS) / 1000.0
         # Statuses of the last job's processes are forgotten; a spare's is
@@ -369,7 +400,7 @@ class Worker:
         if trace is not None:
             trace["handed"] = _us()
         self.ch.send({"type": "started", "id": jid})
-        keep = [sp["pid"] for sp in self.spares] + [self.janitor.pid]
+        keep = [sp["pid"] for sp in self.spares] + ([self.janitor.pid] if self.janitor else [])
         # The next job's child: when calls come back to back, forked now,
         # while this job runs (the fork's cost overlaps the job, on the
         # other CPU when there is one); it waits for its go until the
@@ -386,7 +417,8 @@ class Worker:
                 pass  # (this job holds the pids or memory: forked after it)
             if trace is not None:
                 trace["spare_fork_in_job_us"] = _us() - t
-        streams = {sp["out_r"]: "stdout", sp["err_r"]: "stderr"}
+        streams = {sp["out_r"]: "stdout", sp["err_r"]: "stderr", sp["fig_r"]: "figures"}
+        limits = {sp["out_r"]: max_output, sp["err_r"]: max_output, sp["fig_r"]: max_figures}
         totals = dict.fromkeys(streams, 0)
         status = None
         ended_at = killed_at = None
@@ -448,11 +480,17 @@ class Worker:
                     # The job's output goes from its pipe to the host
                     # without passing through the worker's memory.
                     self.ch.send_spliced({"type": "out", "id": jid, "stream": streams[fd]}, fd, n)
-                    if totals[fd] > max_output and not flooded:
+                    if totals[fd] > limits[fd] and not flooded:
                         flooded = True
                         kill()
                 elif fd == self.ch.rfd:
-                    h, _ = self.ch.recv()
+                    try:
+                        h, _ = self.ch.recv()
+                    except EOFError:
+                        # The host sends nothing more (a fresh sandbox's
+                        # host may close it after the job): the job goes on.
+                        poller.unregister(fd)
+                        continue
                     if h.get("type") != "cancel":
                         raise Malformed("unexpected frame %r during a job" % (h.get("type"),))
                     if h.get("id") == jid and not cancelled:
@@ -517,7 +555,7 @@ class Worker:
     # -- the child: becomes the job
     def _child(self, work, keep, close, job_waiting=False, trace_w=-1):
         import signal
-        job_r, out_w, err_w = keep
+        job_r, out_w, err_w, fig_w = keep
         status = 1
         try:
             # Stops: user code writing frames into the protocol channel,
@@ -559,7 +597,12 @@ class Worker:
             confine.set_dumpable(True)
             lang = hdr["lang"]
             os.chdir(work)
-            confine.apply_job_limits(hdr.get("limits") or {}, data_bytes)
+            limits = dict(hdr.get("limits") or {})
+            if self.one_job:
+                # The sandbox's own limits are the job's (and Sage is still
+                # to be imported here): no RLIMIT_DATA on top.
+                limits.pop("memory_bytes", None)
+            confine.apply_job_limits(limits, data_bytes)
             os.dup2(self.null, 0)
             os.dup2(out_w, 1)
             os.dup2(err_w, 2)
@@ -574,6 +617,9 @@ class Worker:
                 except OSError:
                     pass
                 os.close(trace_w)
+            # Besides fds 0-2, the job holds only its figure pipe
+            # (close-on-exec: no program it runs inherits it).
+            figures.begin(fig_w, hdr.get("figures"))
             status = self._child_run(lang, code, glb)
         except BaseException:
             try:
@@ -624,14 +670,16 @@ class Worker:
                 return glb  # the copy of the pristine namespace made ahead
             if self.glb is not None:
                 return dict(self.glb)
-            fresh = cell.sage_globals()
+            # One job (fresh): Sage is imported here, in the job's child,
+            # and its import chatter is not the job's output.
+            fresh = cell.sage_globals_quietly()
             self._reseed()
             return fresh
         return cell.run_code(lang, code, self.shell, sage_glb)
 
 
 def _child_exit(status):
-    """Leave as a fresh `python3 driver once` would: wait for non-daemon
+    """Leave as `python3 file.py` would: wait for non-daemon
     threads, run atexit handlers, flush. Then close the output before
     _exit, so the worker sees the end of the job at once (it reads the
     status from /proc while the kernel tears down the address space)."""
@@ -659,7 +707,7 @@ def _child_exit(status):
     os._exit(status)
 
 
-def run_worker(kind, shell, own_pidns, warm_budget_mib):
+def run_worker(kind, shell, own_pidns, warm_budget_mib, one_job=False):
     if kind not in ("sage", "python"):
         sys.stderr.write("sagebox worker: unknown kind %r\n" % kind)
         return 125
@@ -667,10 +715,16 @@ def run_worker(kind, shell, own_pidns, warm_budget_mib):
     # the child would be paid again by every job.
     import ast, atexit, ctypes, fcntl, json, linecache, resource, select, signal  # noqa: F401,E401
     import struct, tempfile, termios, threading, time, traceback  # noqa: F401,E401
-    w = Worker(kind, shell, own_pidns, warm_budget_mib)
+    w = Worker(kind, shell, own_pidns, warm_budget_mib, one_job)
     try:
         w.start()
-        return w.serve()
+        rc = w.serve()
+        if one_job:
+            # The sandbox is discarded now: no interpreter teardown for
+            # the host to wait for (nothing is buffered: frames are
+            # written whole, the job's child is gone).
+            os._exit(rc)
+        return rc
     except BaseException:
         import traceback
         os.write(w.diag, ("sagebox worker: " + traceback.format_exc()).encode("utf-8", "replace"))

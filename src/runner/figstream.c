@@ -1,0 +1,145 @@
+#include "runner/figstream.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/png.h"
+
+void sb_figstream_init(struct sb_figstream *s, struct sb_figures *out)
+{
+	memset(s, 0, sizeof *s);
+	s->out = out;
+	s->kind = -1;
+}
+
+static void next_record(struct sb_figstream *s)
+{
+	free(s->png);
+	s->png = NULL;
+	s->png_len = 0;
+	s->keep = false;
+	s->head_got = 0;
+	s->len = s->got = 0;
+	s->kind = -1;
+}
+
+static void drop(struct sb_figstream *s, enum sb_figure_drop why, const char *detail)
+{
+	sb_figures_drop(s->out, s->index, why, detail);
+}
+
+/* A figure's first byte says what it is: decide whether to keep it. */
+static int on_kind(struct sb_figstream *s)
+{
+	const struct sb_figure_caps *c = &sb_figure_caps;
+	size_t n = s->len - 1;
+	if (s->kind == 'S')
+		return s->len == 2 ? 0 : (drop(s, SB_FIG_INVALID, "a malformed skip record"), 0);
+	if (s->kind != 'P') {
+		drop(s, SB_FIG_INVALID, "an unknown figure record");
+		return 0;
+	}
+	/* The host's own caps, in the order the driver applies them. */
+	if (s->out->n >= c->max_count)
+		drop(s, SB_FIG_OVER_COUNT, NULL);
+	else if (n > c->max_image_bytes)
+		drop(s, SB_FIG_TOO_BIG, NULL);
+	else if (s->out->total_bytes + n > c->max_total_bytes)
+		drop(s, SB_FIG_OVER_TOTAL, NULL);
+	else if (!(s->png = malloc(n ? n : 1)))
+		return -1;
+	else
+		s->keep = true;
+	return 0;
+}
+
+static void on_skip_reason(struct sb_figstream *s, unsigned char r)
+{
+	switch (r) {
+	case 'c':
+		drop(s, SB_FIG_OVER_COUNT, NULL);
+		return;
+	case 'i':
+		drop(s, SB_FIG_TOO_BIG, NULL);
+		return;
+	case 't':
+		drop(s, SB_FIG_OVER_TOTAL, NULL);
+		return;
+	default:
+		drop(s, SB_FIG_INVALID, "a skip record with an unknown reason");
+	}
+}
+
+static int on_complete(struct sb_figstream *s)
+{
+	if (!s->keep)
+		return 0;
+	uint32_t w, h;
+	char why[96];
+	if (sb_png_check(s->png, s->png_len, &w, &h, why, sizeof why)) {
+		drop(s, SB_FIG_INVALID, why);
+	} else if (w > sb_figure_caps.max_side || h > sb_figure_caps.max_side) {
+		drop(s, SB_FIG_INVALID, "larger than the long-side cap");
+	} else {
+		char *png = s->png;
+		s->png = NULL;
+		if (sb_figures_add(s->out, s->index, png, s->png_len, w, h))
+			return -1;
+	}
+	return 0;
+}
+
+int sb_figstream_feed(struct sb_figstream *s, const char *p, size_t n)
+{
+	while (n > 0) {
+		if (s->head_got < 4) {
+			s->head[s->head_got++] = (unsigned char)*p++;
+			n--;
+			if (s->head_got < 4)
+				continue;
+			s->len = (uint32_t)s->head[0] << 24 | (uint32_t)s->head[1] << 16 | (uint32_t)s->head[2] << 8 |
+				 s->head[3];
+			s->index = ++s->out->seen;
+			if (s->len == 0) {
+				drop(s, SB_FIG_INVALID, "an empty figure record");
+				next_record(s);
+			}
+			continue;
+		}
+		if (s->kind < 0) {
+			s->kind = (unsigned char)*p++;
+			n--;
+			s->got = 1;
+			if (on_kind(s))
+				return -1;
+		} else {
+			size_t k = s->len - s->got < n ? s->len - s->got : n;
+			if (s->kind == 'S' && s->len == 2)
+				on_skip_reason(s, (unsigned char)*p);
+			if (s->keep) {
+				memcpy(s->png + s->png_len, p, k);
+				s->png_len += k;
+			}
+			p += k;
+			n -= k;
+			s->got += (uint32_t)k;
+		}
+		if (s->got == s->len) {
+			int rc = on_complete(s);
+			next_record(s);
+			if (rc)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+void sb_figstream_end(struct sb_figstream *s)
+{
+	if (s->head_got > 0) {
+		if (s->head_got < 4)
+			s->index = ++s->out->seen;
+		drop(s, SB_FIG_INVALID, "the figure stream ended inside a figure");
+	}
+	next_record(s);
+}

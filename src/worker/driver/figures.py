@@ -1,0 +1,332 @@
+"""Figures a job displays, inside the sandbox: Sage's show(p), p.show(), a
+Graphics (or any object with a graphical rich output) as the cell's last
+expression, matplotlib's plt.show() and fig.show(), a matplotlib Figure as
+the last expression, and figures still open when the cell ends.
+
+Each becomes a PNG at most caps["max_side"] pixels on its long side and is
+written as one record on the job's figure pipe (never stdout or stderr):
+
+    record := length (4 bytes, big-endian) body
+    body   := b"P" PNG-bytes             a figure
+            | b"S" reason                one not sent: b"c" over the count,
+                                         b"i" too big even when shrunk,
+                                         b"t" over what is left of the total
+
+The caps come from the host in the job's run frame (defined once, in C:
+core/figure.c). The driver applies them to keep the stream small; the host
+applies them again and checks every PNG (runner/figstream.c), since the
+job's own code can write anything to the pipe.
+
+install() runs in the worker before any job (so every child inherits it):
+Sage's display manager gets a backend that turns a PNG into a figure, and
+matplotlib's pyplot.show and Figure.show are replaced, now or when pyplot
+is first imported. begin() runs in a job's child with its pipe."""
+import os
+import struct
+import sys
+
+# Figures smaller than this are not worth shrinking into the rest of the
+# total: the driver says "over the total" instead.
+MIN_BUDGET = 8 << 10
+# Tries at shrinking a PNG that is over its byte budget.
+SHRINK_TRIES = 5
+# Sage's defaults (sage.plot.graphics): figsize 6.4 x 4.8 inches, 100 dpi.
+SAGE_FIGSIZE = 6.4
+SAGE_DPI = 100
+
+_out = None  # the job's Sender; None: figures are not collected
+
+
+class Sender:
+    def __init__(self, fd, caps):
+        self.fd = fd
+        self.max_count = int(caps["max_count"])
+        self.max_image = int(caps["max_image_bytes"])
+        self.max_total = int(caps["max_total_bytes"])
+        self.max_side = int(caps["max_side"])
+        self.count = self.total = 0
+
+    def _record(self, body):
+        data = memoryview(struct.pack(">I", len(body)) + body)
+        try:
+            while data:
+                data = data[os.write(self.fd, data):]
+        except OSError:
+            pass  # the pipe is gone (the job closed it, or the worker): nothing to show
+
+    def png(self, data):
+        """Send one figure, scaled and shrunk to the caps, or say why not."""
+        if self.count >= self.max_count:
+            self._record(b"Sc")
+            return
+        left = self.max_total - self.total
+        if left < MIN_BUDGET:
+            self._record(b"St")
+            return
+        budget = min(self.max_image, left)
+        try:
+            data = fit(data, self.max_side, budget)
+        except Exception:
+            _failed("scaling it")
+            return
+        if data is None:
+            self._record(b"St" if left < self.max_image else b"Si")
+            return
+        self.count += 1
+        self.total += len(data)
+        self._record(b"P" + data)
+
+
+def begin(fd, caps):
+    """In a job's child: figures go to fd (close-on-exec, so no program the
+    job runs inherits it). caps None: the host wants none."""
+    global _out
+    if caps is None:
+        os.close(fd)
+        return
+    _out = Sender(fd, caps)
+
+
+def png_size(data):
+    """(width, height) from a PNG's IHDR, or None."""
+    if len(data) < 24 or data[:8] != b"\x89PNG\r\n\x1a\n" or data[12:16] != b"IHDR":
+        return None
+    return struct.unpack(">II", data[16:24])
+
+
+def fit(data, max_side, budget):
+    """data as a PNG at most max_side pixels on its long side and budget
+    bytes, scaled down with Pillow when it is not; None when it cannot be
+    made to fit."""
+    size = png_size(data)
+    if size and max(size) <= max_side and len(data) <= budget:
+        return data
+    import io
+    from PIL import Image
+    img = Image.open(io.BytesIO(data))
+    img.load()
+    w, h = img.size
+    scale = min(1.0, max_side / max(w, h))
+    for _ in range(SHRINK_TRIES):
+        size = (max(1, int(w * scale)), max(1, int(h * scale)))
+        out = io.BytesIO()
+        (img.resize(size, Image.LANCZOS) if size != (w, h) else img).save(out, format="PNG", optimize=True)
+        if len(out.getvalue()) <= budget:
+            return out.getvalue()
+        scale *= (budget / len(out.getvalue())) ** 0.5 * 0.9
+    return None
+
+
+def _failed(what):
+    import traceback
+    sys.stderr.write("sagebox: a figure could not be drawn (%s):\n" % what)
+    traceback.print_exc()
+
+
+def mpl_figure(fig):
+    """Send a matplotlib Figure, drawn at a resolution that keeps its long
+    side within the cap (a huge figsize is not drawn huge first)."""
+    if _out is None:
+        return
+    import io
+    w, h = fig.get_size_inches()
+    dpi = min(fig.dpi, _out.max_side / max(w, h, 1e-3))
+    buf = io.BytesIO()
+    try:
+        fig.savefig(buf, format="png", dpi=dpi)
+        _out.png(buf.getvalue())
+    except Exception:
+        _failed("matplotlib")
+
+
+def flush_open():
+    """Send every figure pyplot still has open, in the order of their
+    numbers, and close them (the cell is over, or plt.show() was called)."""
+    plt = sys.modules.get("matplotlib.pyplot")
+    if _out is None or plt is None:
+        return
+    from matplotlib._pylab_helpers import Gcf
+    for num in sorted(plt.get_fignums()):
+        manager = Gcf.figs.get(num)
+        if manager is not None:
+            mpl_figure(manager.canvas.figure)
+    plt.close("all")
+
+
+def display(value):
+    """The cell's last expression: True when it was sent as a figure (a
+    matplotlib Figure, or an object whose Sage rich output is a PNG), so
+    that its text is not printed."""
+    if _out is None:
+        return False
+    fig_mod = sys.modules.get("matplotlib.figure")
+    if fig_mod is not None and isinstance(value, fig_mod.Figure):
+        mpl_figure(value)
+        _close(value)
+        return True
+    if not hasattr(value, "_rich_repr_") or "sage.all" not in sys.modules:
+        return False
+    from sage.repl.rich_output import get_display_manager
+    from sage.repl.rich_output.output_graphics import OutputImagePng
+    rich = get_display_manager()._call_rich_repr(value, {})
+    if not isinstance(rich, OutputImagePng):
+        return False
+    _out.png(rich.png.get())
+    return True
+
+
+def _close(fig):
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is not None:
+        plt.close(fig)
+
+
+# -- install: hooks set once in the worker, inherited by every job
+
+def _patch_pyplot(plt):
+    real_show = plt.show
+
+    def show(*args, **kwargs):
+        if _out is None:
+            return real_show(*args, **kwargs)
+        flush_open()
+    show.__doc__ = real_show.__doc__
+    plt.show = show
+    from matplotlib.figure import Figure
+    real_fig_show = Figure.show
+
+    def fig_show(self, *args, **kwargs):
+        if _out is None:
+            return real_fig_show(self, *args, **kwargs)
+        mpl_figure(self)
+        _close(self)
+    Figure.show = fig_show
+
+
+def _use_sage_backend(_sage_all):
+    """Sage's display manager shows text as before and a graphic as a
+    figure (Sage 9.5's own backend for scripts prints the graphic's repr;
+    none launches a viewer). Once sage.all is imported: the display manager
+    cannot be made while Sage is half imported."""
+    from sage.repl.rich_output import display_manager as dm_module
+    from sage.repl.rich_output.backend_base import BackendSimple
+    from sage.repl.rich_output.output_basic import OutputPlainText
+    from sage.repl.rich_output.output_graphics import OutputImagePng
+
+    class BackendSagebox(BackendSimple):
+        def _repr_(self):
+            return "sagebox"
+
+        def supported_output(self):
+            return {OutputPlainText, OutputImagePng}
+
+        def display_immediately(self, plain_text, rich_output):
+            if isinstance(rich_output, OutputImagePng):
+                if _out is not None:
+                    _out.png(rich_output.png.get())
+                    return
+                rich_output = plain_text
+            print(rich_output.text.get_str())
+
+    dm = dm_module.get_display_manager()
+    dm.switch_backend(BackendSagebox())
+    real_from_save = dm.graphics_from_save
+
+    def graphics_from_save(save_function, save_kwds, file_extension, output_container, figsize=None, dpi=None):
+        kwds = dict(save_kwds)
+        if figsize is not None:
+            kwds["figsize"] = figsize
+        if dpi is not None:
+            kwds["dpi"] = dpi
+        if _out is not None:
+            _cap_size(kwds, _out.max_side)
+        return real_from_save(save_function, kwds, file_extension, output_container)
+    dm.graphics_from_save = graphics_from_save
+
+
+def _cap_size(kwds, side):
+    """A Sage figure of a huge figsize is drawn smaller rather than huge
+    first: Sage lays it out at the figure's own dpi (100), so a figsize of
+    100 inches would need a 10000-pixel canvas before any scaling. Then the
+    dpi keeps the long side within the cap."""
+    figsize = kwds.get("figsize")
+    try:
+        if isinstance(figsize, (list, tuple)):
+            inches = max(float(v) for v in figsize)
+        else:
+            inches = float(figsize) if figsize is not None else SAGE_FIGSIZE
+        dpi = float(kwds.get("dpi") or SAGE_DPI)
+    except (TypeError, ValueError):
+        return  # Sage says what is wrong with them
+    if inches <= 0 or dpi <= 0:
+        return
+    if inches * SAGE_DPI > side:
+        f = side / (inches * SAGE_DPI)
+        kwds["figsize"] = [float(v) * f for v in figsize] if isinstance(figsize, (list, tuple)) else inches * f
+        inches *= f
+    if inches * dpi > side:
+        kwds["dpi"] = side / inches
+
+
+class _AfterImport:
+    """A finder that runs a hook right after a module is first imported
+    (pyplot in a plain Python job), delegating the import itself."""
+
+    def __init__(self):
+        self.hooks = {}
+
+    def find_spec(self, name, path=None, target=None):
+        hook = self.hooks.pop(name, None)
+        if hook is None:
+            return None
+        spec = None
+        for finder in sys.meta_path:
+            if finder is not self and hasattr(finder, "find_spec"):
+                spec = finder.find_spec(name, path, target)
+                if spec is not None:
+                    break
+        if spec is None or spec.loader is None:
+            return spec
+        spec.loader = _HookedLoader(spec.loader, hook)
+        return spec
+
+
+class _HookedLoader:
+    def __init__(self, real, hook):
+        self.real, self.hook = real, hook
+
+    def create_module(self, spec):
+        return self.real.create_module(spec)
+
+    def exec_module(self, module):
+        self.real.exec_module(module)
+        try:
+            self.hook(module)
+        except Exception:
+            pass  # figures are lost, the job is not
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+
+_HOOKS = (
+    ("matplotlib.pyplot", _patch_pyplot),
+    ("sage.all", _use_sage_backend),
+)
+
+
+def install():
+    """Hook pyplot and Sage's display manager, now if they are imported,
+    else when they are (a Python job importing them)."""
+    finder = None
+    for name, hook in _HOOKS:
+        if name in sys.modules:
+            try:
+                hook(sys.modules[name])
+            except Exception:
+                pass
+            continue
+        if finder is None:
+            finder = _AfterImport()
+            sys.meta_path.insert(0, finder)
+        finder.hooks[name] = hook

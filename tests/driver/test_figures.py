@@ -1,0 +1,174 @@
+"""figures: the records a job's figures become (runner/figstream.h reads
+them), the caps the driver applies before the host does, scaling to the
+long-side cap, and the matplotlib hooks. Sage's display backend needs Sage
+and runs in tests/warm/test_figures.py."""
+import io
+import os
+import struct
+import subprocess
+import sys
+
+import pytest
+
+from conftest import WORKER
+from driver import figures
+
+PY = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
+CAPS = {"max_count": 3, "max_image_bytes": 60000, "max_total_bytes": 100000, "max_side": 1024}
+
+Image = pytest.importorskip("PIL.Image")
+plt = pytest.importorskip("matplotlib.pyplot")
+
+
+def records(data):
+    out = []
+    while data:
+        n = struct.unpack(">I", data[:4])[0]
+        out.append(data[4:4 + n])
+        data = data[4 + n:]
+    return out
+
+
+@pytest.fixture
+def sender():
+    r, w = os.pipe2(os.O_CLOEXEC)
+    os.set_blocking(r, False)
+    figures.begin(w, CAPS)
+    chunks = []
+
+    def read():
+        while True:
+            try:
+                b = os.read(r, 1 << 20)
+            except BlockingIOError:
+                break
+            chunks.append(b)
+        return records(b"".join(chunks))
+    yield read
+    figures._out = None
+    plt.close("all")
+    os.close(r)
+    os.close(w)
+
+
+def png_bytes(w, h, noise=False):
+    img = Image.effect_noise((w, h), 100).convert("RGB") if noise else Image.new("RGB", (w, h), (200, 30, 30))
+    b = io.BytesIO()
+    img.save(b, format="PNG")
+    return b.getvalue()
+
+
+def test_a_figure_that_fits_is_sent_as_is(sender):
+    data = png_bytes(300, 200)
+    figures._out.png(data)
+    assert sender() == [b"P" + data]
+
+
+def test_scaled_to_the_long_side_cap():
+    out = figures.fit(png_bytes(3000, 1000), 1024, 1 << 20)
+    assert figures.png_size(out) == (1024, 341)
+
+
+def test_shrunk_to_the_byte_budget_or_none():
+    noisy = png_bytes(1000, 1000, noise=True)
+    assert len(noisy) > 60000
+    out = figures.fit(noisy, 1024, 60000)
+    assert out is not None and len(out) <= 60000 and max(figures.png_size(out)) < 1000
+    assert figures.fit(noisy, 1024, 50) is None
+
+
+def test_caps_count_total_and_size(sender):
+    small = png_bytes(100, 100)
+    big = png_bytes(800, 800, noise=True)  # over the per-image cap: shrunk
+    figures._out.png(big)
+    figures._out.png(small)
+    figures._out.png(small)
+    figures._out.png(small)  # the fourth: over the count
+    recs = sender()
+    assert [r[:1] for r in recs] == [b"P", b"P", b"P", b"S"] and recs[3] == b"Sc"
+    assert len(recs[0]) - 1 <= CAPS["max_image_bytes"]
+    assert sum(len(r) - 1 for r in recs[:3]) <= CAPS["max_total_bytes"]
+
+
+def test_over_the_total_says_so(sender):
+    noisy = png_bytes(700, 700, noise=True)
+    for _ in range(3):
+        figures._out.png(noisy)
+    recs = sender()
+    assert recs[0][:1] == b"P" and b"St" in recs[1:], [r[:2] for r in recs]
+    assert sum(len(r) - 1 for r in recs if r[:1] == b"P") <= CAPS["max_total_bytes"]
+
+
+def test_a_huge_matplotlib_figure_is_drawn_small(sender):
+    fig = plt.figure(figsize=(200, 100), dpi=300)
+    fig.gca().plot([1, 2, 3])
+    figures.mpl_figure(fig)
+    (rec,) = sender()
+    assert figures.png_size(rec[1:]) == (1024, 512)
+
+
+def test_open_figures_are_flushed_in_order_and_closed(sender):
+    a = plt.figure(figsize=(4, 2))
+    plt.figure(figsize=(2, 4))
+    plt.figure(a.number)  # the first made current again: order is by number
+    figures.flush_open()
+    recs = sender()
+    assert [figures.png_size(r[1:]) for r in recs] == [(400, 200), (200, 400)]
+    assert plt.get_fignums() == []
+
+
+def test_display_takes_figures_only(sender):
+    fig = plt.figure(figsize=(3, 3))
+    assert figures.display(fig) is True
+    assert figures.display([1, 2]) is False and figures.display("text") is False
+    assert [figures.png_size(r[1:]) for r in sender()] == [(300, 300)]
+    assert plt.get_fignums() == []
+
+
+def test_no_sender_no_figures():
+    assert figures._out is None
+    assert figures.display(plt.figure()) is False
+    figures.flush_open()  # nothing to send to: nothing happens
+    plt.close("all")
+
+
+def test_a_broken_pipe_loses_figures_not_the_job():
+    r, w = os.pipe()
+    os.close(r)
+    figures.begin(w, CAPS)
+    try:
+        figures._out.png(png_bytes(10, 10))
+    finally:
+        figures._out = None
+        os.close(w)
+
+
+HOOKED = r'''
+import os, struct, sys
+sys.path.insert(0, sys.argv[1])
+from driver import figures
+figures.install()
+assert "matplotlib.pyplot" not in sys.modules
+r, w = os.pipe()
+figures.begin(w, {"max_count": 8, "max_image_bytes": 1 << 20, "max_total_bytes": 1 << 21, "max_side": 1024})
+import matplotlib.pyplot as plt    # hooked when imported
+plt.plot([1, 2, 3])
+plt.show()                         # sends it, closes it, and warns of nothing
+fig, ax = plt.subplots()
+fig.show()
+os.close(w)
+data = os.read(r, 1 << 22)
+n = 0
+while data:
+    k = struct.unpack(">I", data[:4])[0]
+    assert data[4:5] == b"P" and data[5:13] == b"\x89PNG\r\n\x1a\n"
+    data = data[4 + k:]
+    n += 1
+print(n, plt.get_fignums())
+'''
+
+
+def test_pyplot_is_hooked_when_a_job_imports_it():
+    p = subprocess.run([PY, "-I", "-W", "error", "-c", HOOKED, WORKER], capture_output=True, text=True, timeout=120,
+                       env={"MPLBACKEND": "Agg", "PATH": "/usr/bin:/bin", "HOME": "/tmp"})
+    assert (p.returncode, p.stdout, p.stderr) == (0, "2 []\n", "")

@@ -1,0 +1,253 @@
+/* The host's side of figures: the PNG shape check, the figure stream's
+ * records and caps (whatever bytes the sandbox sends), the text lines and
+ * the result's metadata. */
+#include <stdlib.h>
+
+#include "check.h"
+#include "core/figure.h"
+#include "runner/figstream.h"
+#include "tools/figures.h"
+#include "util/png.h"
+
+static void put32(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)(v >> 24);
+	p[1] = (unsigned char)(v >> 16);
+	p[2] = (unsigned char)(v >> 8);
+	p[3] = (unsigned char)v;
+}
+
+/* A PNG of the right shape: signature, IHDR (w x h, RGBA 8 bit), one IDAT
+ * of idat bytes, IEND. (The host does not decode pixels or check CRCs.) */
+static unsigned char *png(uint32_t w, uint32_t h, size_t idat, size_t *len)
+{
+	*len = 8 + 25 + 12 + idat + 12;
+	unsigned char *p = calloc(1, *len), *q = p;
+	memcpy(q, "\x89PNG\r\n\x1a\n", 8);
+	q += 8;
+	put32(q, 13);
+	memcpy(q + 4, "IHDR", 4);
+	put32(q + 8, w);
+	put32(q + 12, h);
+	q[16] = 8; /* depth */
+	q[17] = 6; /* RGBA */
+	q += 25;
+	put32(q, (uint32_t)idat);
+	memcpy(q + 4, "IDAT", 4);
+	q += 12 + idat;
+	put32(q, 0);
+	memcpy(q + 4, "IEND", 4);
+	return p;
+}
+
+/* One record of the figure stream: length, kind, body. */
+static unsigned char *record(char kind, const void *body, size_t n, size_t *len)
+{
+	*len = 4 + 1 + n;
+	unsigned char *r = malloc(*len);
+	put32(r, (uint32_t)(1 + n));
+	r[4] = (unsigned char)kind;
+	if (n)
+		memcpy(r + 5, body, n);
+	return r;
+}
+
+static void feed_png(struct sb_figstream *s, uint32_t w, uint32_t h, size_t idat)
+{
+	size_t n, rn;
+	unsigned char *p = png(w, h, idat, &n), *r = record('P', p, n, &rn);
+	CHECK(sb_figstream_feed(s, (const char *)r, rn) == 0);
+	free(p);
+	free(r);
+}
+
+static void test_png_check(void)
+{
+	size_t n;
+	uint32_t w = 0, h = 0;
+	char why[96];
+	unsigned char *p = png(800, 600, 100, &n);
+	CHECK(sb_png_check(p, n, &w, &h, why, sizeof why) == 0 && w == 800 && h == 600);
+	/* every prefix is refused */
+	for (size_t k = 0; k < n; k++)
+		CHECK(sb_png_check(p, k, &w, &h, why, sizeof why) == -1);
+	/* trailing bytes, a bad signature, zero width, a bad depth, a chunk
+	 * running past the end, a type that is not letters */
+	unsigned char *q = malloc(n + 1);
+	memcpy(q, p, n);
+	q[n] = 0;
+	CHECK(sb_png_check(q, n + 1, &w, &h, why, sizeof why) == -1);
+	free(q);
+	p[1] = 'Q';
+	CHECK(sb_png_check(p, n, &w, &h, why, sizeof why) == -1 && strstr(why, "signature"));
+	p[1] = 'P';
+	put32(p + 16, 0);
+	CHECK(sb_png_check(p, n, &w, &h, why, sizeof why) == -1 && strstr(why, "dimensions"));
+	put32(p + 16, 800);
+	p[24] = 7;
+	CHECK(sb_png_check(p, n, &w, &h, why, sizeof why) == -1 && strstr(why, "IHDR"));
+	p[24] = 8;
+	put32(p + 33, 0x7fffffff);
+	CHECK(sb_png_check(p, n, &w, &h, why, sizeof why) == -1 && strstr(why, "longer"));
+	put32(p + 33, 100);
+	memcpy(p + 37, "ID1T", 4);
+	CHECK(sb_png_check(p, n, &w, &h, why, sizeof why) == -1 && strstr(why, "letters"));
+	free(p);
+}
+
+static void test_stream_keeps_valid_figures(void)
+{
+	struct sb_figures f = {0};
+	struct sb_figstream s;
+	sb_figstream_init(&s, &f);
+	feed_png(&s, 640, 480, 1000);
+	/* one byte at a time parses the same */
+	size_t n, rn;
+	unsigned char *p = png(1024, 100, 500, &n), *r = record('P', p, n, &rn);
+	for (size_t i = 0; i < rn; i++)
+		CHECK(sb_figstream_feed(&s, (const char *)r + i, 1) == 0);
+	sb_figstream_end(&s);
+	CHECK(f.n == 2 && f.seen == 2 && sb_figures_dropped(&f) == 0);
+	CHECK(f.v[0].index == 1 && f.v[0].width == 640 && f.v[0].height == 480);
+	CHECK(f.v[1].index == 2 && f.v[1].width == 1024 && f.v[1].len == n && !memcmp(f.v[1].png, p, n));
+	CHECK(f.total_bytes == f.v[0].len + f.v[1].len);
+
+	json_t *o = json_object();
+	sb_figures_to_json(&f, o);
+	json_t *a = json_object_get(o, "figures");
+	CHECK(json_array_size(a) == 2 && !json_object_get(o, "figures_not_shown"));
+	CHECK(json_integer_value(json_object_get(json_array_get(a, 1), "width")) == 1024);
+	CHECK(json_integer_value(json_object_get(json_array_get(a, 1), "bytes")) == (json_int_t)n);
+	CHECK(!json_object_get(json_array_get(a, 1), "data")); /* never the bytes */
+	json_decref(o);
+
+	char line[200];
+	sb_figure_line(line, sizeof line, &f.v[0], NULL);
+	CHECK(!strcmp(line, "[figure 1: 640×480 PNG]"));
+	sb_figure_line(line, sizeof line, &f.v[0], "/work/figure-1.png");
+	CHECK(!strcmp(line, "[figure 1: 640×480 PNG, saved as /work/figure-1.png]"));
+
+	struct sb_tool_result tr = {0};
+	sb_tool_result_figures(&tr, &f);
+	CHECK(json_array_size(tr.content) == 2);
+	json_t *img = json_array_get(tr.content, 0);
+	CHECK(!strcmp(json_string_value(json_object_get(img, "type")), "image"));
+	CHECK(!strcmp(json_string_value(json_object_get(img, "mimeType")), "image/png"));
+	CHECK(!strncmp(json_string_value(json_object_get(img, "data")), "iVBORw0KGgo", 11));
+	sb_tool_result_free(&tr);
+	free(p);
+	free(r);
+	sb_figures_free(&f);
+}
+
+static char *text_of(const struct sb_figures *f)
+{
+	char *buf = NULL;
+	size_t size = 0;
+	FILE *m = open_memstream(&buf, &size);
+	sb_figures_text(m, f);
+	fclose(m);
+	return buf;
+}
+
+static void test_caps(void)
+{
+	const struct sb_figure_caps *c = &sb_figure_caps;
+	struct sb_figures f = {0};
+	struct sb_figstream s;
+	sb_figstream_init(&s, &f);
+	/* 1: too big for one figure; 2..: under it, until the total is used */
+	feed_png(&s, 100, 100, c->max_image_bytes + 1);
+	size_t each = c->max_total_bytes * 2 / 5;
+	for (int i = 0; i < 4; i++)
+		feed_png(&s, 100, 100, each - 100);
+	sb_figstream_end(&s);
+	CHECK(f.n == 2 && f.v[0].index == 2 && f.v[1].index == 3);
+	CHECK(f.total_bytes <= c->max_total_bytes);
+	CHECK(f.dropped[SB_FIG_TOO_BIG] == 1 && f.first_dropped[SB_FIG_TOO_BIG] == 1);
+	CHECK(f.dropped[SB_FIG_OVER_TOTAL] == 2 && f.first_dropped[SB_FIG_OVER_TOTAL] == 4);
+	char *t = text_of(&f);
+	CHECK_STR_CONTAINS(t, "[figure 2: 100×100 PNG]\n[figure 3: 100×100 PNG]\n");
+	CHECK_STR_CONTAINS(t, "[figure 1 not shown: larger than 400 KiB even when scaled down]");
+	CHECK_STR_CONTAINS(t, "[2 figures not shown, the first is figure 4: a result carries at most 600 KiB of figures]");
+	free(t);
+	sb_figures_free(&f);
+
+	/* The count, the long side, and the driver's own skip records. */
+	sb_figstream_init(&s, &f);
+	feed_png(&s, c->max_side + 1, 10, 10);
+	for (unsigned i = 0; i < c->max_count + 2; i++)
+		feed_png(&s, 10, 10, 10);
+	size_t rn;
+	unsigned char *r = record('S', "c", 1, &rn);
+	CHECK(sb_figstream_feed(&s, (const char *)r, rn) == 0);
+	free(r);
+	r = record('S', "t", 1, &rn);
+	CHECK(sb_figstream_feed(&s, (const char *)r, rn) == 0);
+	free(r);
+	sb_figstream_end(&s);
+	CHECK(f.n == c->max_count && f.seen == c->max_count + 5);
+	CHECK(f.dropped[SB_FIG_INVALID] == 1 && strstr(f.invalid_why, "long-side"));
+	CHECK(f.dropped[SB_FIG_OVER_COUNT] == 3 && f.first_dropped[SB_FIG_OVER_COUNT] == c->max_count + 2);
+	CHECK(f.dropped[SB_FIG_OVER_TOTAL] == 1);
+	json_t *o = json_object();
+	sb_figures_to_json(&f, o);
+	CHECK(json_array_size(json_object_get(o, "figures_not_shown")) == 3);
+	json_decref(o);
+	sb_figures_free(&f);
+}
+
+static void test_hostile_streams(void)
+{
+	struct sb_figures f = {0};
+	struct sb_figstream s;
+
+	/* A record claiming 4 GiB: counted as too big, its bytes skipped as
+	 * they come, never buffered; the stream ends inside it. */
+	sb_figstream_init(&s, &f);
+	unsigned char huge[5] = {0xff, 0xff, 0xff, 0xff, 'P'};
+	CHECK(sb_figstream_feed(&s, (const char *)huge, 5) == 0);
+	char junk[4096];
+	memset(junk, 'x', sizeof junk);
+	for (int i = 0; i < 64; i++)
+		CHECK(sb_figstream_feed(&s, junk, sizeof junk) == 0);
+	CHECK(s.png == NULL);
+	sb_figstream_end(&s);
+	CHECK(f.n == 0 && f.dropped[SB_FIG_TOO_BIG] == 1 && f.seen == 1);
+	sb_figures_free(&f);
+
+	/* Garbage where a PNG should be, an unknown kind, an empty record, a
+	 * malformed skip, a skip with an unknown reason, a cut-off length. */
+	sb_figstream_init(&s, &f);
+	size_t rn;
+	unsigned char *r = record('P', "GIF89a", 6, &rn);
+	sb_figstream_feed(&s, (const char *)r, rn);
+	free(r);
+	r = record('X', "abc", 3, &rn);
+	sb_figstream_feed(&s, (const char *)r, rn);
+	free(r);
+	sb_figstream_feed(&s, "\0\0\0\0", 4);
+	r = record('S', "cc", 2, &rn);
+	sb_figstream_feed(&s, (const char *)r, rn);
+	free(r);
+	r = record('S', "?", 1, &rn);
+	sb_figstream_feed(&s, (const char *)r, rn);
+	free(r);
+	sb_figstream_feed(&s, "\0\0", 2);
+	sb_figstream_end(&s);
+	CHECK(f.n == 0 && f.seen == 6 && f.dropped[SB_FIG_INVALID] == 6);
+	CHECK(strstr(f.invalid_why, "signature") != NULL);
+	char *t = text_of(&f);
+	CHECK_STR_CONTAINS(t, "[6 figures not shown, the first is figure 1: not a PNG the host accepts (no PNG signature)]");
+	free(t);
+	sb_figures_free(&f);
+}
+
+int main(void)
+{
+	test_png_check();
+	test_stream_keeps_valid_figures();
+	test_caps();
+	test_hostile_streams();
+	return check_summary();
+}
