@@ -239,6 +239,13 @@ def _use_sage_backend(_sage_all):
         if dpi is not None:
             kwds["dpi"] = dpi
         if _out is not None:
+            # The graphic's own options (plot(..., figsize=15)) count
+            # unless the call overrides them (Graphics.save merges them so).
+            own = getattr(getattr(save_function, "__self__", None), "_extra_kwds", None)
+            if isinstance(own, dict):
+                for k in ("figsize", "dpi"):
+                    if kwds.get(k) is None and own.get(k) is not None:
+                        kwds[k] = own[k]
             _cap_size(kwds, _out.max_side)
         return real_from_save(save_function, kwds, file_extension, output_container)
     dm.graphics_from_save = graphics_from_save
