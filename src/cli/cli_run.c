@@ -12,6 +12,7 @@
 #include "core/result.h"
 #include "sandbox/sandbox.h"
 #include "runner/runner.h"
+#include "tools/figures.h"
 #include "util/buf.h"
 #include "util/fd.h"
 #include "util/utf8.h"
@@ -22,12 +23,15 @@
 static void run_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: sagebox run [--lang sage|python|shell] [--json] [SETTINGS] FILE|-\n"
+		"usage: sagebox run [--lang sage|python|shell] [--json] [--figures DIR] [SETTINGS] FILE|-\n"
 		"\n"
 		"Run FILE (or stdin, with -) in a new sandbox and pass its output through.\n"
 		"  --lang L      sage, python or shell; default: from the extension\n"
 		"                (.sage, .py, .sh), else sage\n"
 		"  --json        print one JSON result object instead of the output\n"
+		"  --figures DIR save the figures the code displays (plots, plt.show()) as\n"
+		"                DIR/figure-N.png; never overwrites a file. Without it, a\n"
+		"                line on stderr names each figure\n"
 		"  --timeout S   wall-clock limit, 1-600 s (default 30)\n"
 		"  --memory M    256m, 512m, 1g, 2g, 4g or 8g (default 256m)\n"
 		"  --cpus N      0.1-4 (default 1)      --pids N   16-512 (default 96)\n"
@@ -71,7 +75,30 @@ static int read_code(const char *path, struct sb_buf *code)
 	return 0;
 }
 
-static void print_plain(const struct sb_result *res)
+/* Save each figure shown as dir/figure-N.png, never over an existing file
+ * (O_EXCL) nor through a symlink; a saved one's saved_path is set. -1: some
+ * could not be saved (said on stderr). */
+static int save_figures(int dfd, const char *dir, struct sb_figures *figs)
+{
+	int rc = 0;
+	for (size_t i = 0; i < figs->n; i++) {
+		struct sb_figure *f = &figs->v[i];
+		char name[32], path[4200];
+		snprintf(name, sizeof name, "figure-%u.png", f->index);
+		snprintf(path, sizeof path, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", name);
+		SB_AUTO_FD fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd < 0 || sb_write_all(fd, f->png, f->len)) {
+			fprintf(stderr, "sagebox: --figures: cannot save %s: %s%s\n", path, strerror(errno),
+				errno == EEXIST ? " (never overwritten: use an empty directory)" : "");
+			rc = -1;
+			continue;
+		}
+		f->saved_path = strdup(path);
+	}
+	return rc;
+}
+
+static void print_plain(const struct sb_result *res, bool saving)
 {
 	if (res->out.data)
 		fwrite(res->out.data, 1, res->out.len, stdout);
@@ -90,6 +117,9 @@ static void print_plain(const struct sb_result *res)
 	if (res->out.truncated || res->err.truncated)
 		fprintf(stderr, "sagebox: output was longer than %zu KiB per stream: the middle was cut\n",
 			res->max_bytes_per_stream / 1024);
+	sb_figures_text(stderr, &res->figures);
+	if (res->figures.n && !saving)
+		fprintf(stderr, "sagebox: figures are not saved: add --figures DIR to save them\n");
 }
 
 int sb_cli_run(int argc, char **argv)
@@ -101,7 +131,7 @@ int sb_cli_run(int argc, char **argv)
 		free(rest);
 		return SB_EXIT_SANDBOX;
 	}
-	const char *lang_s = NULL, *path = NULL;
+	const char *lang_s = NULL, *path = NULL, *fig_dir = NULL;
 	bool json = false, dashdash = false;
 	for (int i = 1; i < nrest; i++) {
 		const char *a = rest[i];
@@ -111,6 +141,10 @@ int sb_cli_run(int argc, char **argv)
 			return 0;
 		} else if (!dashdash && !strcmp(a, "--json")) {
 			json = true;
+		} else if (!dashdash && !strcmp(a, "--figures") && i + 1 < nrest) {
+			fig_dir = rest[++i];
+		} else if (!dashdash && !strncmp(a, "--figures=", 10)) {
+			fig_dir = a + 10;
 		} else if (!dashdash && !strcmp(a, "--lang") && i + 1 < nrest) {
 			lang_s = rest[++i];
 		} else if (!dashdash && !strncmp(a, "--lang=", 7)) {
@@ -142,6 +176,13 @@ int sb_cli_run(int argc, char **argv)
 		fprintf(stderr, "sagebox: --lang: unknown language '%s' (allowed: sage, python, shell)\n", lang_s);
 		return SB_EXIT_SANDBOX;
 	}
+	/* Opened before the run: a bad directory is said at once. */
+	SB_AUTO_FD fig_dfd = -1;
+	if (fig_dir && (!*fig_dir || (fig_dfd = open(fig_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)) {
+		fprintf(stderr, "sagebox: --figures: cannot use '%s' as a directory: %s (create it first)\n", fig_dir,
+			*fig_dir ? strerror(errno) : "empty name");
+		return SB_EXIT_SANDBOX;
+	}
 	SB_AUTO_BUF code = {0};
 	if (read_code(path, &code))
 		return SB_EXIT_SANDBOX;
@@ -161,6 +202,8 @@ int sb_cli_run(int argc, char **argv)
 	}
 	struct sb_result res;
 	sb_runner_run(runner, &job, NULL, &res);
+	if (fig_dfd >= 0)
+		save_figures(fig_dfd, fig_dir, &res.figures);
 	if (json) {
 		json_t *o = sb_result_to_json(&res);
 		char *s = json_dumps(o, JSON_INDENT(2));
@@ -169,7 +212,7 @@ int sb_cli_run(int argc, char **argv)
 		free(s);
 		json_decref(o);
 	} else {
-		print_plain(&res);
+		print_plain(&res, fig_dfd >= 0);
 	}
 	int status = sb_result_exit_status(&res);
 	sb_result_free(&res);

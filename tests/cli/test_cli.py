@@ -281,3 +281,27 @@ def test_http_beyond_loopback_needs_allow_remote_and_names_the_machine():
         finally:
             proc.send_signal(signal.SIGTERM)
             assert proc.wait(timeout=30) == 0
+
+
+FIGURES = ("p = plot(sin(x), (x, 0, 1))\np.show()\n"
+           "import matplotlib.pyplot as plt\nplt.figure(figsize=(40, 10))\nplt.plot([1, 2])\nprint('drawn')\n")
+
+
+def test_figures_named_on_stderr_and_saved_with_figures_dir(tmp_path):
+    from PIL import Image
+    p = run(["run", "--lang", "sage", "--figures", str(tmp_path), "-"], FIGURES, timeout=180)
+    assert (p.returncode, p.stdout) == (0, "drawn\n"), p.stderr
+    sizes = []
+    for n in (1, 2):
+        img = Image.open(tmp_path / f"figure-{n}.png")
+        img.load()  # decodes every pixel
+        assert img.format == "PNG" and max(img.size) <= 1024
+        sizes.append(img.size)
+        assert f"[figure {n}: {img.size[0]}×{img.size[1]} PNG, saved as {tmp_path}/figure-{n}.png]" in p.stderr
+    assert sizes[1] == (1024, 256)
+    # never over an existing file; without --figures, the line and a hint
+    p = run(["run", "--lang", "python", "--figures", str(tmp_path), "-"], FIGURES.split("\n", 2)[2])
+    assert p.returncode == 0 and "File exists (never overwritten" in p.stderr, p.stderr
+    p = run(["run", "--lang", "python", "-"], FIGURES.split("\n", 2)[2])
+    assert "[figure 1: 1024×256 PNG]\n" in p.stderr and "add --figures DIR" in p.stderr
+    assert run(["run", "--figures", str(tmp_path / "none"), "-"], "").returncode == 125
