@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/figure.h"
 #include "core/limits.h"
 #include "tools/tool.h"
 
@@ -31,6 +32,10 @@ char *sb_tools_instructions(const struct sb_config *cfg)
 		     "NumberField also work); x = var('x') makes a symbolic variable for solve, diff, integrate, "
 		     "limit; ^ is a power; 1/3 is exact, use n(expr, digits=30) or RR for decimals; "
 		     "matrix(QQ, [[1,2],[3,4]]); factor(n), is_prime(n), gcd, EllipticCurve([a,b]).\n"
+		     "- Plots: show(p), p.show(), a plot on the last line or matplotlib's plt.show() return the "
+		     "figure as a PNG image (at most %u per call, %u px on the long side), named in the text as "
+		     "[figure 1: 628×468 PNG]. The user may see an image that you do not: describe a plot from "
+		     "the data you computed, not from its picture.\n"
 		     "- Limits: %u s per call by default (timeout_seconds up to %d), %s of memory, %zu KiB of "
 		     "output per stream, %d characters of code. Prefer printing sizes or a few terms over huge "
 		     "objects.\n"
@@ -39,7 +44,8 @@ char *sb_tools_instructions(const struct sb_config *cfg)
 		     "- A result with isError true either shows your code's error (read the traceback, fix the "
 		     "code, call again) or says the sandbox itself failed: then call sandbox_status (and "
 		     "sandbox_self_test if needed) and tell the user what it reports instead of retrying.",
-		     cfg->session_idle_minutes, cfg->job_timeout_s, cfg->limits.timeout_s, SB_TIMEOUT_MAX_S,
+		     cfg->session_idle_minutes, cfg->job_timeout_s, sb_figure_caps.max_count,
+		     (unsigned)sb_figure_caps.max_side, cfg->limits.timeout_s, SB_TIMEOUT_MAX_S,
 		     cfg->limits.memory, cfg->limits.output_bytes / 1024, SB_CODE_MAX_CHARS,
 		     cfg->n_shares ? " (except the directories the user shared, read-only under /data)" : "") < 0)
 		return NULL;

@@ -48,7 +48,8 @@ char *sb_run_sage_description(const struct sb_config *cfg)
 			   "defines a polynomial ring, `^` is a power and `1/3` is an exact rational (use `n()` or "
 			   "`RR` for decimals); use `var('y')` for symbolic variables. Show results with "
 			   "`print(...)`; the value of a bare expression on the last line is shown too (end the "
-			   "line with `;` to hide it).");
+			   "line with `;` to hide it). Plots (`show(p)`, a plot on the last line) come back as "
+			   "PNG images.");
 }
 
 char *sb_run_python_description(const struct sb_config *cfg)
@@ -58,7 +59,8 @@ char *sb_run_python_description(const struct sb_config *cfg)
 			   "prints. Use it for general computation, simulations, string and data processing that "
 			   "do not need Sage's syntax (Sage's modules are importable: `from sage.all import *`). No "
 			   "packages can be installed. Show results with `print(...)`; the value of a bare "
-			   "expression on the last line is shown too.");
+			   "expression on the last line is shown too. matplotlib figures (`plt.show()`, or left "
+			   "open at the end) come back as PNG images.");
 }
 
 char *sb_run_shell_description(const struct sb_config *cfg)

@@ -1,7 +1,8 @@
 """figures: the records a job's figures become (runner/figstream.h reads
 them), the caps the driver applies before the host does, scaling to the
 long-side cap, and the matplotlib hooks. Sage's display backend needs Sage
-and runs in tests/warm/test_figures.py."""
+and runs in tests/mcp/figures.test.js
+(through the real binary)."""
 import fcntl
 import io
 import os

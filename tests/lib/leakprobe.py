@@ -1,6 +1,8 @@
 """Plant secrets in one warm call and look for them in the next call's
 whole address space (issue 13.1): shared by tests/warm (native) and
-tests/podman. The next call's own code must hold the secrets too, to
+tests/podman. A Python or Sage call also displays a figure whose PNG holds a
+secret (a tEXt chunk): figure bytes travel like output, spliced by the
+worker, never held by it. The next call's own code must hold the secrets too, to
 search for them, so it holds each as two halves and counts a hit only where
 the halves are adjacent in memory."""
 import secrets
@@ -44,7 +46,7 @@ def halves(s):
 
 
 def new_secrets(tag):
-    return {k: f"SB{tag}{k.upper()}{secrets.token_hex(12)}" for k in ("code", "out", "err", "fname", "fdata")}
+    return {k: f"SB{tag}{k.upper()}{secrets.token_hex(12)}" for k in ("code", "out", "err", "fname", "fdata", "fig")}
 
 
 def plant(lang, s):
@@ -63,6 +65,11 @@ def plant(lang, s):
             f"print({h['out'][0]!r} + {h['out'][1]!r})\n"
             f"print({h['err'][0]!r} + {h['err'][1]!r}, file=sys.stderr)\n"
             f"open('/tmp/' + {h['fname'][0]!r} + {h['fname'][1]!r}, 'w').write({h['fdata'][0]!r} + {h['fdata'][1]!r})\n"
+            # a figure left open: the driver draws it through savefig,
+            # which writes the metadata into the PNG as is
+            "import functools, matplotlib.pyplot as plt\n"
+            "_f = plt.figure(figsize=(1, 1))\n"
+            f"_f.savefig = functools.partial(_f.savefig, metadata={{'Title': {h['fig'][0]!r} + {h['fig'][1]!r}}})\n"
             "print('planted')\n")
 
 
@@ -74,6 +81,13 @@ def scan_code(lang, s):
     return src if lang == "python" else f"exec({src!r})\n"
 
 
+
+def figure_holds(result, s):
+    """Whether a tools/call result of plant() carries the figure with the
+    secret (so a scan that misses it would mean something)."""
+    import base64
+    images = [base64.b64decode(c["data"]) for c in result["content"] if c["type"] == "image"]
+    return len(images) == 1 and images[0].startswith(b"\x89PNG") and s["fig"].encode() in images[0]
 
 
 def check_scan(stdout):

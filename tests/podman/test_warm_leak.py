@@ -1,5 +1,5 @@
 """Issue 13.1 on Podman: a warm call cannot read an earlier call's code,
-output or files from its own memory (tests/lib/leakprobe.py; the native
+output, files or figures from its own memory (tests/lib/leakprobe.py; the native
 version is tests/warm/test_leak.py)."""
 import os
 import sys
@@ -7,8 +7,8 @@ import sys
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "lib"))
 sys.path.insert(0, os.path.join(here, "..", "warm"))
-from leakprobe import CASES, check_scan, new_secrets, plant, scan_code  # noqa: E402
-from mcpclient import MCP  # noqa: E402
+from leakprobe import CASES, check_scan, figure_holds, new_secrets, plant, scan_code  # noqa: E402
+from mcpclient import MCP, TOOLS  # noqa: E402
 
 from conftest import IMAGE, SAGEBOX, as_user_argv  # noqa: E402
 
@@ -20,8 +20,10 @@ def test_next_call_cannot_read_earlier_calls_from_memory():
              prefix=as_user_argv([])) as mcp:
         for plant_lang, scan_lang in CASES:
             s = new_secrets(plant_lang[:2].upper())
-            r = mcp.run(plant(plant_lang, s), plant_lang)
+            full = mcp.call(TOOLS[plant_lang], {"code": plant(plant_lang, s)})
+            r = full["structuredContent"]
             assert r.get("exit_code") == 0 and r["stdout"].endswith("planted\n") and s["out"] in r["stdout"], r
+            assert plant_lang == "shell" or figure_holds(full, s), r.get("figures")
             w1 = r["sandbox"]["warm"]
             r = mcp.run(scan_code(scan_lang, s), scan_lang, timeout_s=120)
             assert r.get("exit_code") == 0, r

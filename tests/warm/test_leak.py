@@ -2,9 +2,10 @@
 code, output or files from its own memory. Each job's child is a fork of the
 worker; whatever the worker ever held of a job (freed, not cleared) would be
 inherited by every later job. Call 1 plants secrets in its code, its output
-(stdout and stderr) and a file in /tmp (name and contents); call 2, on the
-same worker, reads its whole address space (/proc/self/maps +
-/proc/self/mem) and looks for them (tests/lib/leakprobe.py)."""
+(stdout and stderr), a file in /tmp (name and contents) and a figure's PNG
+(Python and Sage); call 2, on the same worker, reads its whole address space
+(/proc/self/maps + /proc/self/mem) and looks for them
+(tests/lib/leakprobe.py)."""
 import os
 import sys
 
@@ -13,14 +14,17 @@ import pytest
 from conftest import ok
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from leakprobe import CASES, check_scan, new_secrets, plant, scan_code  # noqa: E402
+from leakprobe import CASES, check_scan, figure_holds, new_secrets, plant, scan_code  # noqa: E402
+from mcpclient import TOOLS  # noqa: E402
 
 
 @pytest.mark.parametrize("plant_lang,scan_lang", CASES)
 def test_next_call_cannot_read_earlier_calls_from_memory(healthy, plant_lang, scan_lang):
     s = new_secrets(plant_lang[:2].upper())
-    r = healthy.run(plant(plant_lang, s), plant_lang)
+    full = healthy.call(TOOLS[plant_lang], {"code": plant(plant_lang, s)})
+    r = full["structuredContent"]
     assert ok(r) and r["stdout"].endswith("planted\n") and s["out"] in r["stdout"] and s["err"] in r["stderr"], r
+    assert plant_lang == "shell" or figure_holds(full, s), r.get("figures")
     w1 = r["sandbox"]["warm"]
     r = healthy.run(scan_code(scan_lang, s), scan_lang, timeout_s=120)
     assert ok(r), r
