@@ -5,43 +5,13 @@
 // must have exactly the size its dimensions say.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { inflateSync } from 'node:zlib';
 
-import { sdkClient, closeClient, textOf } from './helpers.js';
+import { sdkClient, closeClient, textOf, decodePng } from './helpers.js';
 
 const SAGE_TIMEOUT = 180000;
 const MAX_SIDE = 1024;
 const MAX_COUNT = 8;
 const MAX_TOTAL = 600 << 10;
-
-// Decode a PNG far enough to know it is one: dimensions from IHDR, and the
-// zlib stream of the IDAT chunks inflating to height rows of the width's
-// bytes (plus a filter byte each).
-function decodePng(buf) {
-  assert.deepEqual([...buf.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'PNG signature');
-  let off = 8;
-  let ihdr = null;
-  const idat = [];
-  let iend = false;
-  while (off < buf.length) {
-    const len = buf.readUInt32BE(off);
-    const type = buf.toString('latin1', off + 4, off + 8);
-    const data = buf.subarray(off + 8, off + 8 + len);
-    if (type === 'IHDR') ihdr = data;
-    else if (type === 'IDAT') idat.push(data);
-    else if (type === 'IEND') iend = true;
-    off += 12 + len;
-  }
-  assert.ok(ihdr && iend && idat.length, 'IHDR, IDAT and IEND chunks');
-  const width = ihdr.readUInt32BE(0);
-  const height = ihdr.readUInt32BE(4);
-  const depth = ihdr[8];
-  const channels = { 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 }[ihdr[9]];
-  assert.equal(ihdr[12], 0, 'not interlaced');
-  const raw = inflateSync(Buffer.concat(idat));
-  assert.equal(raw.length, height * (1 + Math.ceil((width * channels * depth) / 8)), 'image data size');
-  return { width, height };
-}
 
 // The figures of a result: image blocks decoded and checked against the
 // structured metadata and the text lines; returns their dimensions.
