@@ -166,6 +166,38 @@ def test_python_runs_and_reports_backend(isolation):
     assert sb["container"]["name"].startswith("sagebox-")
 
 
+@pytest.mark.parametrize("isolation", ["fresh", "warm"])
+def test_figures_from_the_container(isolation):
+    # a Sage plot and a matplotlib figure, saved by sagebox run (as the
+    # test user, in a directory it can write) and decoded here
+    import shutil
+    import tempfile
+    from PIL import Image
+    tmp_path = tempfile.mkdtemp(prefix="sagebox-figures-")
+    os.chmod(tmp_path, 0o777)
+    try:
+        _figures_from_the_container(isolation, tmp_path, Image)
+    finally:
+        shutil.rmtree(tmp_path)
+
+
+def _figures_from_the_container(isolation, tmp_path, Image):
+    # fresh: Python (a fresh Sage in a container takes too long for a lean
+    # suite; warm shows a Sage plot)
+    mpl = "import matplotlib.pyplot as plt\nplt.figure(figsize=(40, 10))\nplt.plot([1, 2])\n"
+    lang, code, n = ("python", mpl, 1) if isolation == "fresh" else \
+        ("sage", "p = plot(sin(x), (x, 0, 1))\np.show()\n" + mpl, 2)
+    res, p = run_code(code, lang=lang, args=("--isolation", isolation, "--timeout", "120", "--figures", tmp_path))
+    assert res and res["ok"], (res, p.stderr)
+    assert [f["saved_path"] for f in res["figures"]] == [f"{tmp_path}/figure-{i}.png" for i in range(1, n + 1)]
+    for f in res["figures"]:
+        img = Image.open(f["saved_path"])
+        img.load()
+        assert img.size == (f["width"], f["height"]) and max(img.size) <= 1024
+        assert os.path.getsize(f["saved_path"]) == f["bytes"]
+    assert (res["figures"][-1]["width"], res["figures"][-1]["height"]) == (1024, 256)
+
+
 def test_sage_factor_in_container():
     res, p = run_code("R.<x> = QQ[]\nprint(factor(x^4 - 1))\n", lang="sage", args=("--memory", "1g"),
                       timeout=600)
