@@ -11,6 +11,14 @@ const struct sb_figure_caps sb_figure_caps = {
 	.max_side = 1024,
 };
 
+json_t *sb_figure_caps_json(void)
+{
+	const struct sb_figure_caps *c = &sb_figure_caps;
+	return json_pack("{s:i, s:I, s:I, s:i}", "max_count", (int)c->max_count, "max_image_bytes",
+			 (json_int_t)c->max_image_bytes, "max_total_bytes", (json_int_t)c->max_total_bytes, "max_side",
+			 (int)c->max_side);
+}
+
 void sb_figures_free(struct sb_figures *f)
 {
 	for (size_t i = 0; i < f->n; i++) {

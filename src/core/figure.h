@@ -58,6 +58,10 @@ unsigned sb_figures_dropped(const struct sb_figures *f);
  * figures". */
 void sb_figure_drop_text(enum sb_figure_drop why, const struct sb_figures *f, char *buf, size_t n);
 
+/* The caps as the driver takes them in a run frame: {max_count,
+ * max_image_bytes, max_total_bytes, max_side} (new reference or NULL). */
+json_t *sb_figure_caps_json(void);
+
 /* Metadata for a result's JSON, never the bytes: {"figures": [{figure,
  * mime_type, width, height, bytes}], "figures_not_shown": [{reason,
  * count, first}]} are added to o when there is something to say. */

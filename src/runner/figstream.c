@@ -1,5 +1,6 @@
 #include "runner/figstream.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,7 +36,13 @@ static int on_kind(struct sb_figstream *s)
 	size_t n = s->len - 1;
 	if (s->kind == 'S')
 		return s->len == 2 ? 0 : (drop(s, SB_FIG_INVALID, "a malformed skip record"), 0);
-	if (s->kind != 'P') {
+	if (s->kind == 'F' && (!s->saved_dir || n < 4)) {
+		drop(s, SB_FIG_INVALID, s->saved_dir ? "a malformed saved-figure record" : "a saved figure outside a session");
+		return 0;
+	}
+	if (s->kind == 'F')
+		n -= 4; /* the number */
+	else if (s->kind != 'P') {
 		drop(s, SB_FIG_INVALID, "an unknown figure record");
 		return 0;
 	}
@@ -46,7 +53,7 @@ static int on_kind(struct sb_figstream *s)
 		drop(s, SB_FIG_TOO_BIG, NULL);
 	else if (s->out->total_bytes + n > c->max_total_bytes)
 		drop(s, SB_FIG_OVER_TOTAL, NULL);
-	else if (!(s->png = malloc(n ? n : 1)))
+	else if (!(s->png = malloc(s->len)))
 		return -1;
 	else
 		s->keep = true;
@@ -74,9 +81,17 @@ static int on_complete(struct sb_figstream *s)
 {
 	if (!s->keep)
 		return 0;
-	uint32_t w, h;
+	uint32_t w, h, saved = 0;
 	char why[96];
-	if (sb_png_check(s->png, s->png_len, &w, &h, why, sizeof why)) {
+	if (s->kind == 'F') {
+		const unsigned char *b = (const unsigned char *)s->png;
+		saved = (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+		s->png_len -= 4;
+		memmove(s->png, s->png + 4, s->png_len);
+	}
+	if (s->kind == 'F' && (saved == 0 || saved > 999999999)) {
+		drop(s, SB_FIG_INVALID, "a bad saved-figure number");
+	} else if (sb_png_check(s->png, s->png_len, &w, &h, why, sizeof why)) {
 		drop(s, SB_FIG_INVALID, why);
 	} else if (w > sb_figure_caps.max_side || h > sb_figure_caps.max_side) {
 		drop(s, SB_FIG_INVALID, "larger than the long-side cap");
@@ -85,6 +100,14 @@ static int on_complete(struct sb_figstream *s)
 		s->png = NULL;
 		if (sb_figures_add(s->out, s->index, png, s->png_len, w, h))
 			return -1;
+		if (saved) {
+			/* Only a number comes from the sandbox: the host writes the
+			 * name. */
+			char path[4200];
+			snprintf(path, sizeof path, "%s/figure-%u.png", s->saved_dir, (unsigned)saved);
+			if (!(s->out->v[s->out->n - 1].saved_path = strdup(path)))
+				return -1;
+		}
 	}
 	return 0;
 }

@@ -1,10 +1,15 @@
 /* A job's figure stream, host side. Inside the sandbox the driver writes
  * each figure the code displays as one record on a pipe of its own (never
  * mixed into stdout or stderr), and the warm worker moves those bytes out as
- * `out` frames of the stream "figures" without reading them:
+ * `out` frames of the stream "figures" without reading them (a session's
+ * controller relays them the same way):
  *
  *   record := length (4 bytes, big-endian) body
  *   body   := 'P' PNG-bytes           a figure
+ *           | 'F' N PNG-bytes         a figure a session saved as
+ *                                     figure-N.png in its workspace (N: 4
+ *                                     bytes, big-endian; refused outside a
+ *                                     session)
  *           | 'S' reason              a figure the driver did not send:
  *                                     'c' count, 'i' image size, 't' total
  *
@@ -31,6 +36,9 @@ struct sb_figstream {
 	bool keep;             /* buffering a figure into png */
 	char *png;
 	size_t png_len;
+	/* The workspace as the model names it ("/work") when 'F' records are
+	 * accepted (a session's call); NULL: they are refused. */
+	const char *saved_dir;
 };
 
 void sb_figstream_init(struct sb_figstream *s, struct sb_figures *out);

@@ -35,6 +35,7 @@ static const struct {
 } streams[] = {
 	{"stdout", SB_STREAM_STDOUT},
 	{"stderr", SB_STREAM_STDERR},
+	{"figures", SB_STREAM_FIGURES},
 };
 
 static int stream_of(json_t *hdr)
@@ -164,10 +165,14 @@ void sess_run_call(struct sess *s, const struct sb_job *job, const struct sb_run
 		res->internal_error = strdup("out of memory");
 		return;
 	}
+	/* The call's figures are saved in the workspace as figure-N.png; the
+	 * result names them so. */
+	cap.figs.saved_dir = "/work";
 	struct sb_sup sup;
 	sb_sup_init(&sup, &x.f, &cap.sink, (uint64_t)job->limits.timeout_s * 1000, hooks, NULL);
 	json_t *h = json_pack("{s:s, s:I, s:s}", "type", "run", "id", x.in.id, "lang", sb_lang_name(job->lang));
 	json_object_set_new(h, "code_bytes", json_integer((json_int_t)job->code_len));
+	json_object_set_new(h, "figures", sb_figure_caps_json());
 	if (sess_send(s, h, job->code, job->code_len))
 		sb_sup_broken(&sup, "session %s ended before the call could start", s->id);
 	else

@@ -234,14 +234,10 @@ static int encode_run(struct frames_feeder *x, const struct sb_job *job, const s
 			      (json_int_t)sb_sup_policy.exit_grace_ms, "code_bytes", (json_int_t)job->code_len, "limits",
 			      "memory_bytes", (json_int_t)job->limits.memory_bytes, "nofile", (json_int_t)job->limits.nofile,
 			      "fsize_bytes", (json_int_t)job->limits.fsize_bytes);
-	const struct sb_figure_caps *c = &sb_figure_caps;
 	if (h) {
 		json_object_set_new(h, "max_figure_bytes",
 				    json_integer((json_int_t)sb_sink_flood_bytes(sink, SB_STREAM_FIGURES)));
-		json_object_set_new(h, "figures",
-				    json_pack("{s:i, s:I, s:I, s:i}", "max_count", (int)c->max_count,
-					      "max_image_bytes", (json_int_t)c->max_image_bytes, "max_total_bytes",
-					      (json_int_t)c->max_total_bytes, "max_side", (int)c->max_side));
+		json_object_set_new(h, "figures", sb_figure_caps_json());
 	}
 	if (h && sb_trace_on())
 		json_object_set_new(h, "trace", json_true());

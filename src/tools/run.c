@@ -250,6 +250,7 @@ void sb_run_in_session(const struct sb_tool *t, const char *sid, const struct sb
 	free(text);
 	session_note(&b, sid, &v);
 	sb_tool_result_text(out, b.data ? b.data : "");
+	sb_tool_result_figures(out, &res.figures);
 	out->is_error = !rec->ok;
 	out->structured = sb_result_to_json(&res);
 	json_object_set_new(out->structured, "session",

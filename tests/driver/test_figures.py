@@ -183,3 +183,30 @@ def test_pyplot_is_hooked_when_a_job_imports_it():
     p = subprocess.run([PY, "-I", "-W", "error", "-c", HOOKED, WORKER], capture_output=True, text=True, timeout=120,
                        env={"MPLBACKEND": "Agg", "PATH": "/usr/bin:/bin", "HOME": "/tmp"})
     assert (p.returncode, p.stdout, p.stderr) == (0, "2 []\n", "")
+
+
+def test_a_session_saves_figures_numbered_on_never_over_a_file(tmp_path, monkeypatch):
+    monkeypatch.setattr(figures, "_saved", None)
+    (tmp_path / "figure-2.png").write_bytes(b"theirs")
+    (tmp_path / "figure-x.png").write_bytes(b"not a number")
+    r, w = os.pipe2(os.O_CLOEXEC)
+    fcntl.fcntl(w, F_SETPIPE_SZ, 1 << 20)
+    try:
+        figures.begin(w, CAPS, save_dir=str(tmp_path), keep_fd=True)
+        data = png_bytes(20, 10)
+        figures._out.png(data)
+        # made after the driver looked: a symlink is neither followed nor replaced
+        os.symlink("/nonexistent", tmp_path / "figure-4.png")
+        figures._out.png(data)
+        figures.end()
+        assert figures._out is None
+        recs = records(os.read(r, 1 << 20))
+    finally:
+        os.close(r)
+        os.close(w)
+    # after the highest number there (2): 3, then 5
+    assert [(rec[:1], struct.unpack(">I", rec[1:5])[0]) for rec in recs] == [(b"F", 3), (b"F", 5)]
+    assert all(rec[5:] == data for rec in recs)
+    assert (tmp_path / "figure-3.png").read_bytes() == data and (tmp_path / "figure-5.png").read_bytes() == data
+    assert (tmp_path / "figure-2.png").read_bytes() == b"theirs" and os.readlink(tmp_path / "figure-4.png")
+    assert not os.path.exists("/nonexistent")

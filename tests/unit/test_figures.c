@@ -243,8 +243,50 @@ static void test_hostile_streams(void)
 	sb_figures_free(&f);
 }
 
+/* A session's saved figures: 'F' N PNG names /work/figure-N.png (the host
+ * writes the name from the number); refused outside a session, or with a
+ * number 0. */
+static void test_saved_figures(void)
+{
+	size_t n, rn;
+	unsigned char *p = png(40, 30, 10, &n);
+	unsigned char *body = malloc(4 + n);
+	put32(body, 7);
+	memcpy(body + 4, p, n);
+	unsigned char *r = record('F', body, 4 + n, &rn);
+
+	struct sb_figures f = {0};
+	struct sb_figstream s;
+	sb_figstream_init(&s, &f);
+	s.saved_dir = "/work";
+	CHECK(sb_figstream_feed(&s, (const char *)r, rn) == 0);
+	put32(body, 0);
+	unsigned char *r0 = record('F', body, 4 + n, &rn);
+	CHECK(sb_figstream_feed(&s, (const char *)r0, rn) == 0);
+	sb_figstream_end(&s);
+	CHECK(f.n == 1 && f.v[0].width == 40 && f.v[0].len == n && !memcmp(f.v[0].png, p, n));
+	CHECK(f.v[0].saved_path && !strcmp(f.v[0].saved_path, "/work/figure-7.png"));
+	CHECK(f.dropped[SB_FIG_INVALID] == 1);
+	char *t = text_of(&f);
+	CHECK_STR_CONTAINS(t, "[figure 1: 40×30 PNG, saved as /work/figure-7.png]");
+	free(t);
+	sb_figures_free(&f);
+
+	/* not a session */
+	sb_figstream_init(&s, &f);
+	CHECK(sb_figstream_feed(&s, (const char *)r, rn) == 0);
+	sb_figstream_end(&s);
+	CHECK(f.n == 0 && f.dropped[SB_FIG_INVALID] == 1 && strstr(f.invalid_why, "outside a session"));
+	sb_figures_free(&f);
+	free(r0);
+	free(r);
+	free(body);
+	free(p);
+}
+
 int main(void)
 {
+	test_saved_figures();
 	test_png_check();
 	test_stream_keeps_valid_figures();
 	test_caps();

@@ -8,6 +8,9 @@ written as one record on the job's figure pipe (never stdout or stderr):
 
     record := length (4 bytes, big-endian) body
     body   := b"P" PNG-bytes             a figure
+            | b"F" N PNG-bytes           a figure a session saved as
+                                         figure-N.png in its workspace
+                                         (N: 4 bytes, big-endian)
             | b"S" reason                one not sent: b"c" over the count,
                                          b"i" too big even when shrunk,
                                          b"t" over what is left of the total
@@ -35,11 +38,12 @@ SAGE_FIGSIZE = 6.4
 SAGE_DPI = 100
 
 _out = None  # the job's Sender; None: figures are not collected
+_saved = None  # a session's last figure-N.png number; None: not looked yet
 
 
 class Sender:
-    def __init__(self, fd, caps):
-        self.fd = fd
+    def __init__(self, fd, caps, save_dir=None):
+        self.fd, self.save_dir = fd, save_dir
         self.max_count = int(caps["max_count"])
         self.max_image = int(caps["max_image_bytes"])
         self.max_total = int(caps["max_total_bytes"])
@@ -74,17 +78,64 @@ class Sender:
             return
         self.count += 1
         self.total += len(data)
-        self._record(b"P" + data)
+        n = _save(self.save_dir, data) if self.save_dir else None
+        self._record(b"P" + data if n is None else b"F" + struct.pack(">I", n) + data)
 
 
-def begin(fd, caps):
+def _save(dirname, data):
+    """A session keeps each figure in its workspace as figure-N.png, N one
+    more than the highest there (never over a file: O_EXCL, no symlink
+    followed). The number, or None when it cannot be saved (the workspace
+    is full): the figure is still shown."""
+    global _saved
+    import re
+    if _saved is None:
+        try:
+            names = os.listdir(dirname)
+        except OSError:
+            names = []
+        nums = [int(m.group(1)) for m in map(re.compile(r"figure-([0-9]{1,9})\.png$").match, names) if m]
+        _saved = max(nums, default=0)
+    for _ in range(100):
+        _saved += 1
+        path = os.path.join(dirname, "figure-%d.png" % _saved)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        except FileExistsError:
+            continue
+        except OSError:
+            return None
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            return _saved
+        except OSError:
+            os.unlink(path)
+            return None
+        finally:
+            os.close(fd)
+    return None
+
+
+def begin(fd, caps, save_dir=None, keep_fd=False):
     """In a job's child: figures go to fd (close-on-exec, so no program the
-    job runs inherits it). caps None: the host wants none."""
+    job runs inherits it). caps None: the host wants none. A session's
+    interpreter calls it for each call (keep_fd: the fd outlives the call)
+    with its workspace as save_dir, and end() after the call."""
     global _out
     if caps is None:
-        os.close(fd)
+        if not keep_fd:
+            os.close(fd)
         return
-    _out = Sender(fd, caps)
+    _out = Sender(fd, caps, save_dir)
+
+
+def end():
+    """The call is over: figures are no longer collected (a background job
+    forked from a session's interpreter sends none)."""
+    global _out
+    _out = None
 
 
 def png_size(data):

@@ -27,7 +27,7 @@ import os
 import signal
 import sys
 
-from . import cell, confine, memory
+from . import cell, confine, figures, memory
 from .channel import Channel
 
 # The status pipe's fd inside the session's bash (a high number a script is
@@ -69,13 +69,13 @@ def _pipes(n):
 class Interp:
     """The controller's handle on a running interpreter."""
     pid = -1
-    ctl_w = st_r = out_r = err_r = -1
+    ctl_w = st_r = out_r = err_r = fig_r = -1
 
     def fds(self):
-        return [fd for fd in (self.ctl_w, self.st_r, self.out_r, self.err_r) if fd >= 0]
+        return [fd for fd in (self.ctl_w, self.st_r, self.out_r, self.err_r, self.fig_r) if fd >= 0]
 
     def close(self):
-        for name in ("ctl_w", "st_r", "out_r", "err_r"):
+        for name in ("ctl_w", "st_r", "out_r", "err_r", "fig_r"):
             fd = getattr(self, name)
             if fd >= 0:
                 os.close(fd)
@@ -88,23 +88,28 @@ class Interp:
         except (ProcessLookupError, PermissionError):
             pass
 
-    def _spawn(self, child):
-        """Fork; the child gets fds 0-2 from child(), the status pipe, and
-        nothing else of the controller's."""
+    def _spawn(self, child, fig=False):
+        """Fork; the child gets fds 0-2 from child(), the status pipe, the
+        figure pipe's write end when fig (figures.py), and nothing else of
+        the controller's."""
         (ctl_r, ctl_w), (st_r, st_w), (out_r, out_w), (err_r, err_w) = _pipes(4)
+        fig_r, fig_w = _pipes(1)[0] if fig else (-1, -1)
         for f in (sys.stdout, sys.stderr):
             f.flush()
         pid = os.fork()
         if pid == 0:
             try:
-                child(ctl_r, st_w, out_w, err_w)
+                child(ctl_r, st_w, out_w, err_w, *([fig_w] if fig else []))
             finally:
                 os._exit(127)
-        for fd in (ctl_r, st_w, out_w, err_w):
-            os.close(fd)
-        for fd in (st_r, out_r, err_r):
-            os.set_blocking(fd, False)
+        for fd in (ctl_r, st_w, out_w, err_w, fig_w):
+            if fd >= 0:
+                os.close(fd)
+        for fd in (st_r, out_r, err_r, fig_r):
+            if fd >= 0:
+                os.set_blocking(fd, False)
         self.pid, self.ctl_w, self.st_r, self.out_r, self.err_r = pid, ctl_w, st_r, out_r, err_r
+        self.fig_r = fig_r
 
 
 def confine_child(workspace, limits, keep):
@@ -146,7 +151,7 @@ class PyInterp(Interp):
         self.lang, self.glb, self.workspace, self.limits = lang, glb, workspace, limits
 
     def start(self):
-        self._spawn(self._child)
+        self._spawn(self._child, fig=True)
 
     def send(self, hdr, code):
         """A request and its code (blocking: an idle interpreter reads at once)."""
@@ -155,24 +160,24 @@ class PyInterp(Interp):
         ch._write(code)
 
     # -- the child
-    def _child(self, ctl_r, st_w, out_w, err_w):
+    def _child(self, ctl_r, st_w, out_w, err_w, fig_w):
         null = os.open("/dev/null", os.O_RDWR)
-        confine_child(self.workspace, self.limits, [ctl_r, st_w, out_w, err_w, null])
+        confine_child(self.workspace, self.limits, [ctl_r, st_w, out_w, err_w, null, fig_w])
         _stdio(null, out_w, err_w)
         for fd in (out_w, err_w):
             os.close(fd)
         cell.set_job_argv()
         for f in (sys.stdout, sys.stderr):
             f.reconfigure(line_buffering=True)  # job_output and progress see lines as they come
-        Loop(self, Channel(ctl_r, -1, max_in=REQ_MAX), st_w, null).serve()
+        Loop(self, Channel(ctl_r, -1, max_in=REQ_MAX), st_w, null, fig_w).serve()
         os._exit(0)
 
 
 class Loop:
     """The interpreter's own loop (in the child)."""
 
-    def __init__(self, it, ch, st_w, null):
-        self.it, self.ch, self.st_w, self.null = it, ch, st_w, null
+    def __init__(self, it, ch, st_w, null, fig_w):
+        self.it, self.ch, self.st_w, self.null, self.fig_w = it, ch, st_w, null, fig_w
         self.calls = 0
 
     def report(self, line):
@@ -196,10 +201,15 @@ class Loop:
             op = hdr.get("op")
             if op == "run":
                 self.calls += 1
+                # The call's figures go to the controller on the figure
+                # pipe, each saved in the workspace too (figures.py).
+                figures.begin(self.fig_w, hdr.get("figures"), save_dir=self.it.workspace, keep_fd=True)
                 try:
                     status = run_code(hdr.get("lang"), code, self.it.glb, self.calls)
                 except KeyboardInterrupt:
                     status = 1
+                finally:
+                    figures.end()
                 flush()
                 self.report("done %d\n" % (status & 0xff))
             elif op == "job":
@@ -223,6 +233,7 @@ class Loop:
             os.setsid()
             os.close(self.st_w)
             os.close(self.ch.rfd)
+            os.close(self.fig_w)  # a job's figures belong to no call
             out = os.open(hdr["out"], os.O_WRONLY | os.O_CLOEXEC)
             err = os.open(hdr["err"], os.O_WRONLY | os.O_CLOEXEC)
             _stdio(self.null, out, err)

@@ -6,7 +6,8 @@ runs user code, and is undumpable with its signals blocked, so the
 session's code cannot patch it, read it, or interrupt it.
 
   host -> controller                 controller -> host
-  run {id, lang, code_bytes} + code  out {id, stream} + bytes ... then
+  run {id, lang, code_bytes,         out {id, stream} + bytes ... then
+       figures} + code              (stream: stdout, stderr, figures)
                                      done {id, exit_code, signal,
                                            interrupted, restarted, reason}
   interrupt {id}                     (SIGINT to the interpreter's group)
@@ -37,7 +38,7 @@ import signal
 import sys
 import time
 
-from . import cell, confine, files, procs
+from . import cell, confine, figures, files, procs
 from .channel import Channel, Malformed
 from .interp import PyInterp, ShellInterp
 
@@ -121,6 +122,10 @@ class Controller:
                 self.import_error = traceback.format_exc()
         elif self.lang == "python":
             self.pristine = cell.python_globals()
+        if self.lang != "shell":
+            # Graphics become figures in every call (the interpreter, a
+            # fork of this controller, inherits the hooks; figures.py).
+            figures.install()
         # The driver's own first-use costs (tokenize's regexes, the
         # compiler) are paid once here, not by every interpreter's first call.
         cell.run_cell("_sb = 1\n_sb\n", cell.python_globals(), "<cell 0>")
@@ -236,7 +241,7 @@ class Controller:
     def drain_interp(self):
         it = self.interp
         cid = self.call["id"] if self.call else None
-        for fd, name in ((it.out_r, "stdout"), (it.err_r, "stderr")):
+        for fd, name in ((it.out_r, "stdout"), (it.err_r, "stderr"), (it.fig_r, "figures")):
             while fd >= 0 and self.relay(fd, name, cid):
                 if not pending(fd):
                     break
@@ -335,7 +340,7 @@ class Controller:
             self.interp.run(path)
         else:
             try:
-                self.interp.send({"op": "run", "lang": hdr.get("lang")}, code)
+                self.interp.send({"op": "run", "lang": hdr.get("lang"), "figures": hdr.get("figures")}, code)
             except BrokenPipeError:
                 pass  # it died: its status says how (on_interp_gone)
 
@@ -467,6 +472,8 @@ class Controller:
         while True:
             it = self.interp
             fds = {self.ch.rfd: "ch", self.wake_r: "wake", it.st_r: "st", it.out_r: "out", it.err_r: "err"}
+            if it.fig_r >= 0:
+                fds[it.fig_r] = "fig"
             for j in self.jobs.values():
                 # A job's output waits until its start is reported: the
                 # host takes a job's frames in that order (started, out...,
@@ -515,6 +522,13 @@ class Controller:
                 elif what in ("out", "err") and it is self.interp:
                     cid = self.call["id"] if self.call else None
                     self.relay(fd, "stdout" if what == "out" else "stderr", cid)
+                elif what == "fig" and it is self.interp:
+                    cid = self.call["id"] if self.call else None
+                    if not self.relay(fd, "figures", cid):
+                        # its code closed the pipe: no more figures from
+                        # this interpreter (never a busy loop on the hangup)
+                        os.close(fd)
+                        it.fig_r = -1
                 elif isinstance(what, Job) and what.id in self.jobs and fd in what.streams:
                     if not self.relay(fd, what.streams[fd], what.id):
                         os.close(fd)
