@@ -28,25 +28,6 @@ static int sf_fds(struct sb_feeder *f, struct sb_sup *s, struct pollfd *p)
 	return 1;
 }
 
-/* The streams of a call's out frames (the same names as a worker's). */
-static const struct {
-	const char *name;
-	enum sb_stream_id id;
-} streams[] = {
-	{"stdout", SB_STREAM_STDOUT},
-	{"stderr", SB_STREAM_STDERR},
-	{"figures", SB_STREAM_FIGURES},
-};
-
-static int stream_of(json_t *hdr)
-{
-	const char *st = json_string_value(json_object_get(hdr, "stream"));
-	for (size_t i = 0; st && i < sizeof streams / sizeof *streams; i++)
-		if (!strcmp(st, streams[i].name))
-			return (int)streams[i].id;
-	return -1;
-}
-
 static bool get_int(json_t *h, const char *k, int lo, int hi, int *out)
 {
 	json_t *v = json_object_get(h, k);
@@ -81,7 +62,7 @@ static void sf_ready(struct sb_feeder *f, struct sb_sup *s, const struct pollfd 
 	struct sess_frame *fr;
 	while (!x->done && (fr = sess_pop(x->s, &x->in))) {
 		if (fr->type == SB_WP_OUT) {
-			int id = stream_of(fr->hdr);
+			int id = sb_stream_by_name(json_string_value(json_object_get(fr->hdr, "stream")));
 			if (id >= 0)
 				sb_sup_output(s, (enum sb_stream_id)id, fr->payload, fr->n);
 		} else if (fr->type == SB_WP_DONE) {

@@ -101,6 +101,23 @@ void sb_sup_output(struct sb_sup *s, enum sb_stream_id st, const char *p, size_t
 	}
 }
 
+static const struct {
+	const char *name;
+	enum sb_stream_id id;
+} stream_names[] = {
+	{"stdout", SB_STREAM_STDOUT},
+	{"stderr", SB_STREAM_STDERR},
+	{"figures", SB_STREAM_FIGURES},
+};
+
+int sb_stream_by_name(const char *name)
+{
+	for (size_t i = 0; name && i < sizeof stream_names / sizeof *stream_names; i++)
+		if (!strcmp(name, stream_names[i].name))
+			return (int)stream_names[i].id;
+	return -1;
+}
+
 uint64_t sb_sink_flood_bytes(const struct sb_sink *k, enum sb_stream_id st)
 {
 	return st == SB_STREAM_FIGURES ? (uint64_t)sb_figure_caps.max_total_bytes * sb_sup_policy.flood_factor

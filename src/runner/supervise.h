@@ -80,6 +80,9 @@ struct sb_sup;
 /* The code's two text streams, and the figure stream (runner/figstream.h:
  * records of PNG figures, never mixed into the text). */
 enum sb_stream_id { SB_STREAM_STDOUT, SB_STREAM_STDERR, SB_STREAM_FIGURES, SB_STREAMS };
+/* The stream a worker's or a session's out frame names ("stdout",
+ * "stderr", "figures", as the driver names them); -1 for any other. */
+int sb_stream_by_name(const char *name);
 
 struct sb_sink;
 struct sb_sink_ops {

@@ -62,24 +62,6 @@ static bool get_bool(json_t *h, const char *k, bool *out)
 	return true;
 }
 
-/* The streams an out frame may name, as the driver names them. */
-static const struct {
-	const char *name;
-	enum sb_stream_id id;
-} streams[] = {
-	{"stdout", SB_STREAM_STDOUT},
-	{"stderr", SB_STREAM_STDERR},
-	{"figures", SB_STREAM_FIGURES},
-};
-
-static int stream_id(const char *name)
-{
-	for (size_t i = 0; name && i < sizeof streams / sizeof *streams; i++)
-		if (!strcmp(name, streams[i].name))
-			return (int)streams[i].id;
-	return -1;
-}
-
 /* How messages name the far side. */
 static const char *who(const struct sb_worker *w)
 {
@@ -126,7 +108,7 @@ static void on_frame(struct frames_feeder *x, struct sb_sup *s, const struct sb_
 		x->started = true;
 		return;
 	case SB_WP_OUT: {
-		int id = stream_id(json_string_value(json_object_get(f->hdr, "stream")));
+		int id = sb_stream_by_name(json_string_value(json_object_get(f->hdr, "stream")));
 		if (id < 0 || !x->started) {
 			BROKE(s, "a bad output frame");
 			return;
