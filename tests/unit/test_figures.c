@@ -52,13 +52,22 @@ static unsigned char *record(char kind, const void *body, size_t n, size_t *len)
 	return r;
 }
 
+/* One record of that kind and body into the stream: what feed returns. */
+static int feed_record(struct sb_figstream *s, char kind, const void *body, size_t n)
+{
+	size_t rn;
+	unsigned char *r = record(kind, body, n, &rn);
+	int rc = sb_figstream_feed(s, (const char *)r, rn);
+	free(r);
+	return rc;
+}
+
 static void feed_png(struct sb_figstream *s, uint32_t w, uint32_t h, size_t idat)
 {
-	size_t n, rn;
-	unsigned char *p = png(w, h, idat, &n), *r = record('P', p, n, &rn);
-	CHECK(sb_figstream_feed(s, (const char *)r, rn) == 0);
+	size_t n;
+	unsigned char *p = png(w, h, idat, &n);
+	CHECK(feed_record(s, 'P', p, n) == 0);
 	free(p);
-	free(r);
 }
 
 static void test_png_check(void)
@@ -178,13 +187,8 @@ static void test_caps(void)
 	feed_png(&s, c->max_side + 1, 10, 10);
 	for (unsigned i = 0; i < c->max_count + 2; i++)
 		feed_png(&s, 10, 10, 10);
-	size_t rn;
-	unsigned char *r = record('S', "c", 1, &rn);
-	CHECK(sb_figstream_feed(&s, (const char *)r, rn) == 0);
-	free(r);
-	r = record('S', "t", 1, &rn);
-	CHECK(sb_figstream_feed(&s, (const char *)r, rn) == 0);
-	free(r);
+	CHECK(feed_record(&s, 'S', "c", 1) == 0);
+	CHECK(feed_record(&s, 'S', "t", 1) == 0);
 	sb_figstream_end(&s);
 	CHECK(f.n == c->max_count && f.seen == c->max_count + 5);
 	CHECK(f.dropped[SB_FIG_INVALID] == 1 && strstr(f.invalid_why, "long-side"));
@@ -219,20 +223,11 @@ static void test_hostile_streams(void)
 	/* Garbage where a PNG should be, an unknown kind, an empty record, a
 	 * malformed skip, a skip with an unknown reason, a cut-off length. */
 	sb_figstream_init(&s, &f);
-	size_t rn;
-	unsigned char *r = record('P', "GIF89a", 6, &rn);
-	sb_figstream_feed(&s, (const char *)r, rn);
-	free(r);
-	r = record('X', "abc", 3, &rn);
-	sb_figstream_feed(&s, (const char *)r, rn);
-	free(r);
+	feed_record(&s, 'P', "GIF89a", 6);
+	feed_record(&s, 'X', "abc", 3);
 	sb_figstream_feed(&s, "\0\0\0\0", 4);
-	r = record('S', "cc", 2, &rn);
-	sb_figstream_feed(&s, (const char *)r, rn);
-	free(r);
-	r = record('S', "?", 1, &rn);
-	sb_figstream_feed(&s, (const char *)r, rn);
-	free(r);
+	feed_record(&s, 'S', "cc", 2);
+	feed_record(&s, 'S', "?", 1);
 	sb_figstream_feed(&s, "\0\0", 2);
 	sb_figstream_end(&s);
 	CHECK(f.n == 0 && f.seen == 6 && f.dropped[SB_FIG_INVALID] == 6);
