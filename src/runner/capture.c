@@ -107,14 +107,15 @@ int sb_capture_finish(const struct sb_capture *c, struct sb_stream *out)
 	}
 	uint64_t cut = c->total - head_len - (c->tail_len - tail_from);
 	int rc = sb_buf_append(&b, c->head, head_len);
-	if (truncated) {
+	if (truncated)
 		rc |= sb_buf_printf(&b,
 				    "%s\n... [sagebox: %llu bytes of %s cut here; %llu bytes in all, "
 				    "the first %zu and the last %zu are shown] ...\n",
 				    head_len && c->head[head_len - 1] != '\n' ? "\n" : "", (unsigned long long)cut,
 				    c->name, (unsigned long long)c->total, head_len, c->tail_len - tail_from);
-		rc |= sb_buf_append(&b, tail + tail_from, c->tail_len - tail_from);
-	}
+	/* Output between half the cap and the cap is head + tail with nothing
+	 * cut: the tail is the rest of it (it was once dropped here). */
+	rc |= sb_buf_append(&b, tail + tail_from, c->tail_len - tail_from);
 	free(tail);
 	if (rc)
 		return -1;

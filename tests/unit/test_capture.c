@@ -18,6 +18,19 @@ int main(void)
 	free(s.data);
 	sb_capture_free(&c);
 
+	/* Between half the cap and the cap: nothing is cut, so the tail part
+	 * follows the head (found by tests/fuzz: it was dropped, and 48 KiB
+	 * of a 96 KiB print came back as "not truncated"). */
+	CHECK(sb_capture_init(&c, "stdout", 64) == 0);
+	sb_capture_add(&c, "0123456789abcdefghijklmnopqrstuv", 32);
+	sb_capture_add(&c, "ABCDEFGHIJKLMNOPQRSTUVWXYZ!", 27);
+	CHECK(!sb_capture_truncated(&c));
+	CHECK(sb_capture_finish(&c, &s) == 0);
+	CHECK(s.len == 59 && !s.truncated && s.total_bytes == 59 &&
+	      !memcmp(s.data, "0123456789abcdefghijklmnopqrstuvABCDEFGHIJKLMNOPQRSTUVWXYZ!", 59));
+	free(s.data);
+	sb_capture_free(&c);
+
 	/* Over the cap: head, a marker with the count, tail. */
 	CHECK(sb_capture_init(&c, "stdout", 64) == 0);
 	char line[16];
