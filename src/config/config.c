@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "sandbox/registry.h"
+#include "util/utf8.h"
 
 enum kind { K_UINT, K_CPUS, K_MEMORY, K_OUTPUT_KIB, K_BACKEND, K_ISOLATION, K_PATH, K_IMAGE, K_NAME, K_SIZE, K_SHARE, K_DIR };
 
@@ -217,6 +218,13 @@ int sb_config_set(struct sb_config *cfg, const char *key, const char *value, con
 	}
 	char *field = (char *)cfg + s->offset;
 	unsigned long n;
+	size_t bad_at;
+	/* Every value is shown again as JSON text (status, --help-settings): a
+	 * value that is not UTF-8 would make the settings vanish from it. */
+	if (!sb_utf8_valid(value, strlen(value), &bad_at)) {
+		sb_fail(err, "%s: invalid %s: byte %zu of the value is not UTF-8", origin, s->key, bad_at + 1);
+		return sb_hint(err, "settings are UTF-8 text; allowed: %s", range_of(s));
+	}
 	switch (s->kind) {
 	case K_UINT:
 		if (parse_uint(value, &n) || n < s->min || n > s->max)

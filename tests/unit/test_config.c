@@ -52,6 +52,14 @@ int main(void)
 	CHECK(sb_config_set(&cfg, "image", "a\tb", "x", &err) == -1);
 	CHECK(sb_config_set(&cfg, "image", "localhost/sagebox-sage:deb12", "x", &err) == 0);
 	CHECK(sb_config_set(&cfg, "sage", "sage", "x", &err) == -1);
+	/* A value that is not UTF-8 is refused (found by tests/fuzz: it was
+	 * accepted, and the settings then vanished from `status --json`). */
+	CHECK(sb_config_set(&cfg, "audit_log", "/tmp/audit\xe5.jsonl", "conf:3", &err) == -1);
+	CHECK_STR_CONTAINS(err.msg, "conf:3: invalid audit_log: byte 11 of the value is not UTF-8");
+	CHECK(sb_config_set(&cfg, "audit_log", "/tmp/audit\xc3\xa9.jsonl", "x", &err) == 0);
+	json_t *shown = sb_config_to_json(&cfg);
+	CHECK(shown != NULL);
+	json_decref(shown);
 	CHECK(sb_config_set(&cfg, "nonsense", "1", "x", &err) == -1);
 	CHECK_STR_CONTAINS(err.msg, "unknown setting");
 
