@@ -85,11 +85,11 @@ static const struct sb_tool_arg job_output_args[] = {
 /* Run tools change nothing on the host but do run arbitrary code each time
  * (not read-only, not idempotent); nothing reaches outside the sandbox
  * (closed world). The status and the self-test only observe. */
-static const struct sb_tool_hints runs_code = {.read_only = false, .idempotent = false};
-static const struct sb_tool_hints observes = {.read_only = true, .idempotent = true};
-static const struct sb_tool_hints changes = {.read_only = false, .idempotent = false};
-static const struct sb_tool_hints ends = {.read_only = false, .destructive = true, .idempotent = true};
-static const struct sb_tool_hints overwrites = {.read_only = false, .destructive = true, .idempotent = true};
+#define RUNS_CODE {.read_only = false, .idempotent = false}
+#define OBSERVES {.read_only = true, .idempotent = true}
+#define CHANGES {.read_only = false, .idempotent = false}
+#define ENDS {.read_only = false, .destructive = true, .idempotent = true}
+#define OVERWRITES {.read_only = false, .destructive = true, .idempotent = true}
 
 /* A row of the session, file and job tools (tools/sessions.h). */
 #define SESSION_TOOL(nm, ttl, what, arguments, chk, hint)                                                 \
@@ -103,7 +103,7 @@ const struct sb_tool sb_tools[] = {
 		.description = sb_run_sage_description,
 		.args = sage_args,
 		.output_schema = sb_run_output_schema,
-		.hints = runs_code,
+		.hints = RUNS_CODE,
 		.handler = sb_run_handler,
 		.needs_slot = true,
 		.lang = SB_LANG_SAGE,
@@ -114,7 +114,7 @@ const struct sb_tool sb_tools[] = {
 		.description = sb_run_python_description,
 		.args = python_args,
 		.output_schema = sb_run_output_schema,
-		.hints = runs_code,
+		.hints = RUNS_CODE,
 		.handler = sb_run_handler,
 		.needs_slot = true,
 		.lang = SB_LANG_PYTHON,
@@ -125,7 +125,7 @@ const struct sb_tool sb_tools[] = {
 		.description = sb_run_shell_description,
 		.args = shell_args,
 		.output_schema = sb_run_output_schema,
-		.hints = runs_code,
+		.hints = RUNS_CODE,
 		.handler = sb_run_handler,
 		.needs_slot = true,
 		.lang = SB_LANG_SHELL,
@@ -136,7 +136,7 @@ const struct sb_tool sb_tools[] = {
 		.description = sb_status_description,
 		.args = no_args,
 		.output_schema = sb_status_output_schema,
-		.hints = observes,
+		.hints = OBSERVES,
 		.handler = sb_status_handler,
 		.needs_slot = false, /* never runs code, so never waits behind jobs */
 	},
@@ -146,22 +146,22 @@ const struct sb_tool sb_tools[] = {
 		.description = sb_self_test_description,
 		.args = no_args,
 		.output_schema = sb_self_test_output_schema,
-		.hints = observes,
+		.hints = OBSERVES,
 		.handler = sb_self_test_handler,
 		.needs_slot = true,
 	},
-	SESSION_TOOL("session_open", "Open a session", session_open, open_args, NULL, changes),
-	SESSION_TOOL("session_list", "List sessions", session_list, no_args, NULL, observes),
-	SESSION_TOOL("session_reset", "Reset a session", session_reset, session_args, NULL, ends),
-	SESSION_TOOL("session_close", "Close a session", session_close, session_args, NULL, ends),
-	SESSION_TOOL("file_write", "Write a workspace file", file_write, write_args, sb_file_write_check, overwrites),
-	SESSION_TOOL("file_read", "Read a workspace file", file_read, read_args, NULL, observes),
-	SESSION_TOOL("file_list", "List workspace files", file_list, list_args, NULL, observes),
-	SESSION_TOOL("file_export", "Export a workspace file", file_export, export_args, NULL, changes),
-	SESSION_TOOL("job_start", "Start a background job", job_start, job_start_args, NULL, changes),
-	SESSION_TOOL("job_status", "Background job status", job_status, job_args, NULL, observes),
-	SESSION_TOOL("job_output", "Background job output", job_output, job_output_args, NULL, observes),
-	SESSION_TOOL("job_cancel", "Cancel a background job", job_cancel, job_args, NULL, ends),
+	SESSION_TOOL("session_open", "Open a session", session_open, open_args, NULL, CHANGES),
+	SESSION_TOOL("session_list", "List sessions", session_list, no_args, NULL, OBSERVES),
+	SESSION_TOOL("session_reset", "Reset a session", session_reset, session_args, NULL, ENDS),
+	SESSION_TOOL("session_close", "Close a session", session_close, session_args, NULL, ENDS),
+	SESSION_TOOL("file_write", "Write a workspace file", file_write, write_args, sb_file_write_check, OVERWRITES),
+	SESSION_TOOL("file_read", "Read a workspace file", file_read, read_args, NULL, OBSERVES),
+	SESSION_TOOL("file_list", "List workspace files", file_list, list_args, NULL, OBSERVES),
+	SESSION_TOOL("file_export", "Export a workspace file", file_export, export_args, NULL, CHANGES),
+	SESSION_TOOL("job_start", "Start a background job", job_start, job_start_args, NULL, CHANGES),
+	SESSION_TOOL("job_status", "Background job status", job_status, job_args, NULL, OBSERVES),
+	SESSION_TOOL("job_output", "Background job output", job_output, job_output_args, NULL, OBSERVES),
+	SESSION_TOOL("job_cancel", "Cancel a background job", job_cancel, job_args, NULL, ENDS),
 };
 
 const size_t sb_tools_count = sizeof sb_tools / sizeof *sb_tools;

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static void vfill(struct sb_error *err, int errnum, const char *fmt, va_list ap)
+__attribute__((format(printf, 3, 0))) static void vfill(struct sb_error *err, int errnum, const char *fmt, va_list ap)
 {
 	if (!err)
 		return;

@@ -19,7 +19,8 @@ void nat_report(int fd, const struct nat_msg *m)
 	while (w < 0 && errno == EINTR);
 }
 
-static noreturn void vfail(const char *stage, int errnum, const char *hint, const char *fmt, va_list ap)
+__attribute__((format(printf, 4, 0))) static noreturn void vfail(const char *stage, int errnum, const char *hint,
+									const char *fmt, va_list ap)
 {
 	static struct nat_msg m; /* static: keep the small child stacks small */
 	memset(&m, 0, sizeof m);
