@@ -6,40 +6,8 @@
 #include "core/exit_status.h"
 #include "cli/cli.h"
 #include "runner/runner.h"
+#include "tools/report_text.h"
 #include "tools/self_test.h"
-
-/* A readable, indented listing of a JSON value for people. */
-static void print_tree(const char *key, json_t *v, int depth)
-{
-	printf("%*s", depth * 2, "");
-	if (key)
-		printf("%s: ", key);
-	if (json_is_object(v)) {
-		printf("\n");
-		const char *k;
-		json_t *c;
-		json_object_foreach(v, k, c) print_tree(k, c, depth + 1);
-	} else if (json_is_array(v)) {
-		size_t i;
-		json_t *c;
-		bool scalars = true;
-		json_array_foreach(v, i, c) scalars &= !json_is_object(c) && !json_is_array(c);
-		if (scalars) {
-			char *s = json_dumps(v, JSON_COMPACT);
-			printf("%s\n", s ? s : "");
-			free(s);
-		} else {
-			printf("\n");
-			json_array_foreach(v, i, c) print_tree(NULL, c, depth + 1);
-		}
-	} else if (json_is_string(v)) {
-		printf("%s\n", json_string_value(v));
-	} else {
-		char *s = json_dumps(v, JSON_ENCODE_ANY);
-		printf("%s\n", s ? s : "");
-		free(s);
-	}
-}
 
 static int parse_common(int argc, char **argv, const char *name, struct sb_config *cfg, bool *json)
 {
@@ -68,20 +36,18 @@ static int parse_common(int argc, char **argv, const char *name, struct sb_confi
 	return -1;
 }
 
-static void emit(json_t *o, bool json)
+/* --json: the report as it is, for machines; else the text for people. */
+static void emit(json_t *o, bool json, char *(*text)(const json_t *, enum sb_report_form))
 {
-	if (json) {
-		char *s = json_dumps(o, JSON_INDENT(2));
-		if (s)
-			puts(s);
-		free(s);
-	} else {
-		print_tree(NULL, o, -1);
-	}
+	char *s = json ? json_dumps(o, JSON_INDENT(2)) : text(o, SB_REPORT_FULL);
+	if (s)
+		puts(s);
+	free(s);
 }
 
 /* Shared by status and self-test: settings, a runner, one JSON report. */
-static int report(int argc, char **argv, const char *name, json_t *(*make)(struct sb_runner *))
+static int report(int argc, char **argv, const char *name, json_t *(*make)(struct sb_runner *),
+		  char *(*text)(const json_t *, enum sb_report_form))
 {
 	struct sb_config cfg;
 	bool json;
@@ -95,7 +61,7 @@ static int report(int argc, char **argv, const char *name, json_t *(*make)(struc
 		return SB_EXIT_SANDBOX;
 	}
 	json_t *o = make(r);
-	emit(o, json);
+	emit(o, json, text);
 	int ok = json_is_true(json_object_get(o, "ok"));
 	json_decref(o);
 	sb_runner_free(r);
@@ -104,10 +70,10 @@ static int report(int argc, char **argv, const char *name, json_t *(*make)(struc
 
 int sb_cli_status(int argc, char **argv)
 {
-	return report(argc, argv, "status", sb_runner_status);
+	return report(argc, argv, "status", sb_runner_status, sb_status_text);
 }
 
 int sb_cli_self_test(int argc, char **argv)
 {
-	return report(argc, argv, "self-test", sb_self_test);
+	return report(argc, argv, "self-test", sb_self_test, sb_self_test_text);
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "runner/sessions.h"
+#include "tools/report_text.h"
 #include "tools/version.h"
 
 char *sb_status_description(const struct sb_config *cfg)
@@ -47,8 +48,8 @@ void sb_status_handler(const struct sb_tool *t, const json_t *args, struct sb_to
 	struct sb_sessions *ss = srv->runner && ctx->owner ? sb_runner_sessions(srv->runner, &err) : NULL;
 	if (ss)
 		json_object_set_new(json_object_get(st, "mcp"), "usage", sb_session_usage(ss, ctx->owner));
-	char *text = json_dumps(st, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	sb_tool_result_text(out, text ? text : "(status could not be encoded)");
+	char *text = sb_status_text(st, SB_REPORT_BRIEF);
+	sb_tool_result_text(out, text ? text : "(the status could not be written as text; see structuredContent)");
 	free(text);
 	sb_tool_backend_of(srv, st, ctx->audit->backend, sizeof ctx->audit->backend);
 	snprintf(ctx->audit->verdict, sizeof ctx->audit->verdict, "status reported");

@@ -172,6 +172,55 @@ def test_status_json_says_what_is_enforced():
     assert "settings" in s
 
 
+def section(text, title):
+    """The rows under a title line, up to the next blank line."""
+    _, found, rest = text.partition("\n" + title + "\n")
+    return rest.split("\n\n")[0] if found else ""
+
+
+def test_status_reads_as_a_verdict():
+    """One line first says whether the sandbox works here and with what,
+    then what is enforced and what is not; --json is the report itself."""
+    st = json.loads(run(["status", "--json"]).stdout)
+    p = run(["status"])
+    assert p.returncode == 0, p.stdout + p.stderr
+    first = p.stdout.splitlines()[0]
+    assert first.startswith(f"sagebox: the sandbox works here: native backend, {st['isolation']} isolation"), first
+    assert not p.stdout.lstrip().startswith("{") and "would_enforce" not in p.stdout
+    enforced = section(p.stdout, "Enforced:")
+    assert "seccomp filter" in enforced and f"{st['settings']['memory']} " in enforced, p.stdout
+    assert f"{st['settings']['timeout']} s per call" in enforced
+    if st["backend"]["would_enforce"]["cpus"]:
+        assert f"by {st['backend']['would_enforce']['cpus']}" in enforced
+    else:
+        assert "cpus" in section(p.stdout, "Not enforced:") and "fix: " in p.stdout
+    if "not enforced (below)" not in first:
+        assert "\nNot enforced: nothing" in p.stdout
+
+
+def test_status_of_a_broken_backend_says_why_and_the_fix():
+    args = ["status", "--backend", "docker", "--podman", "/nonexistent/sagebox-test-docker"]
+    p = run(args)
+    assert p.returncode == 1
+    lines = p.stdout.splitlines()
+    assert lines[0] == "sagebox: the sandbox does NOT work here (docker backend).", p.stdout
+    assert lines[1].startswith("  why ") and "/nonexistent/sagebox-test-docker" in lines[1]
+    assert lines[2].startswith("  fix ")
+    st = json.loads(run(args + ["--json"]).stdout)
+    assert st["ok"] is False and st["backend"]["error"] in " ".join(l.strip() for l in lines[1:3])
+
+
+def test_self_test_reads_as_a_verdict():
+    p = run(["self-test"], timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    first = p.stdout.splitlines()[0]
+    assert first.startswith("sagebox self-test: passed (native backend): Sage printed "
+                            "(x - 1) * (x + 1) * (x^2 + 1), and "), first
+    passed = section(p.stdout, "Passed:")
+    assert "  ok    no network: " in passed and "  ok    memory limit enforced: " in passed
+    assert "Failed:" not in p.stdout
+
+
 def test_host_backend_warns_and_is_never_the_default():
     p = run(["run", "--backend", "host", "--lang", "python", "-"], "print(1)\n")
     assert p.returncode == 0 and p.stdout == "1\n"

@@ -480,6 +480,8 @@ describe('sandbox failures are tool results, not protocol errors', () => {
     const st = await s.request(2, 'tools/call', { name: 'sandbox_status', arguments: {} }, 60000);
     assert.equal(st.result.isError, false);
     assert.equal(st.result.structuredContent.ok, false);
+    assert.match(st.result.content[0].text,
+      /^sagebox: the sandbox does NOT work here \(docker backend\)\.\n  why +docker executable '\/nonexistent\/sagebox-test-docker' not found\n  fix +/);
   }, { args: ['--backend', 'docker', '--podman', '/nonexistent/sagebox-test-docker'] }));
 });
 

@@ -125,6 +125,23 @@ def test_status_reports_engine_image_and_limits(cgroup_version):
     assert "@sha256:" in img["pin_hint"] or img["id"] in img["pin_hint"]
 
 
+def test_status_text_is_a_verdict_with_the_limits_the_report_claims():
+    st, _ = status()
+    p = as_user([SAGEBOX, "status", "--backend", "podman", "--image", IMAGE])
+    text = p.stdout.decode()
+    assert p.returncode == 0, text + p.stderr.decode()
+    assert text.startswith("sagebox: the sandbox works here: podman backend, "), text
+    on = text.partition("\nEnforced:\n")[2].split("\n\n")[0]
+    off = text.partition("\nNot enforced:\n")[2].split("\n\n")[0]
+    assert "code runs as " in on and "rootless container" in on and "network       none" in on
+    for name, lim in st["backend"]["enforced"]["limits"].items():
+        if lim["enforced"]:
+            assert lim["enforced_by"] in " ".join(on.split()), (name, on)
+        else:
+            assert lim["note"].split(";")[0] in " ".join(off.split()), (name, off)
+    assert "podman " + st["backend"]["engine"]["version"] + ", rootless" in text
+
+
 def test_status_pinned_digest_image_is_not_flagged():
     st, _ = status()
     hint = st["backend"]["enforced"]["image"]["pin_hint"]

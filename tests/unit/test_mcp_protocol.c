@@ -309,6 +309,12 @@ static void test_server(void)
 	r = json_object_get(json_object_get(a, "result"), "structuredContent");
 	CHECK(!strcmp(text_of(json_object_get(r, "mcp"), "protocol_version"),
 		      "2025-06-18"));
+	/* The text for the model: the verdict first, then why and the details. */
+	const char *said_st = text_of(json_array_get(json_object_get(json_object_get(a, "result"), "content"), 0), "text");
+	const char *verdict = "sagebox: the sandbox does NOT work here (auto backend).\n"
+			      "  why           no sandbox in a unit test\n";
+	CHECK(!strncmp(said_st, verdict, strlen(verdict)));
+	CHECK_STR_CONTAINS(said_st, ", MCP protocol 2025-06-18");
 	json_decref(a);
 	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":13,\"method\":\"tools/list\"}"), said++;
 	a = answer(&m, 13);

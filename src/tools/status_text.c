@@ -1,0 +1,117 @@
+/* `sagebox status` and the sandbox_status tool as text: the verdict line,
+ * then what is enforced, what is not and how to fix it, warnings, details.
+ * The backend's rows come from status_backends.c; sagebox's own (time,
+ * output, isolation, settings) are added here. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/status_rows.h"
+
+/* The rows every backend shares: what sagebox itself enforces, and how it runs. */
+static void runner_rows(struct sb_status_rows *r, const json_t *st, const json_t *s)
+{
+	long long timeout = json_integer_value(json_object_get(s, "timeout"));
+	if (!json_object_get(json_object_get(json_object_get(st, "backend"), "enforced"), "limits"))
+		sb_report_row(&r->on, "time", "%lld s per call unless the call asks otherwise, by sagebox "
+					      "(it kills the whole sandbox)", timeout);
+	sb_report_row(&r->on, "output", "%lld KiB kept per stream (head and tail); a flood stops the sandbox",
+		      (long long)json_integer_value(json_object_get(s, "output_limit_kib")));
+
+	const char *iso = sb_report_str(st, "isolation") ? sb_report_str(st, "isolation") : sb_report_str(s, "isolation");
+	long long concurrent = json_integer_value(json_object_get(s, "max_concurrent"));
+	if (iso && !strcmp(iso, "warm"))
+		sb_report_row(&r->details, "isolation", "warm: each call is a fork of a worker with Sage or Python "
+							 "loaded; %lld per language, replaced after %lld calls or "
+							 "%lld min; at most %lld calls at once",
+			      (long long)json_integer_value(json_object_get(s, "pool_size")),
+			      (long long)json_integer_value(json_object_get(s, "worker_max_jobs")),
+			      (long long)json_integer_value(json_object_get(s, "worker_max_minutes")), concurrent);
+	else if (iso)
+		sb_report_row(&r->details, "isolation", "fresh: a new sandbox for each call; at most %lld calls at once",
+			      concurrent);
+	const json_t *workers = json_object_get(json_object_get(st, "pool"), "workers");
+	if (json_is_array(workers) && r->form == SB_REPORT_FULL) {
+		if (!json_array_size(workers))
+			sb_report_row(&r->details, "workers", "none yet (a call starts one)");
+		size_t i;
+		json_t *w;
+		json_array_foreach(workers, i, w) {
+			const char *state = sb_report_str(w, "state");
+			sb_report_row(&r->details, "workers", "%s: %lld calls, %lld s old%s%s",
+				      sb_report_str(w, "kind") ? sb_report_str(w, "kind") : "?",
+				      (long long)json_integer_value(json_object_get(w, "jobs")),
+				      (long long)json_integer_value(json_object_get(w, "age_s")), state ? ", " : "",
+				      state ? state : "");
+		}
+	}
+	const char *cfg = sb_report_str(s, "config_file"), *audit = sb_report_str(s, "audit_log");
+	sb_report_row(&r->details, "settings", "timeout %lld s, memory %s, cpus %g, pids %lld; config file: %s; "
+					       "audit log: %s", timeout, sb_report_txt(s, "memory"),
+		      json_number_value(json_object_get(s, "cpus")), (long long)json_integer_value(json_object_get(s, "pids")),
+		      cfg ? cfg : "none", audit && *audit ? audit : "off");
+	const json_t *mcp = json_object_get(st, "mcp");
+	if (mcp)
+		sb_report_row(&r->details, "server", "sagebox %s, MCP protocol %s", sb_report_txt(mcp, "server_version"),
+			      sb_report_txt(mcp, "protocol_version"));
+}
+
+static void verdict(struct sb_buf *out, const json_t *st, const json_t *b, const struct sb_status_rows *r)
+{
+	const char *name = sb_report_str(b, "name") ? sb_report_str(b, "name") : sb_report_str(b, "backend");
+	if (!name) /* no runner at all: the setting asked for */
+		name = sb_report_str(json_object_get(st, "settings"), "backend");
+	const char *iso = sb_report_str(st, "isolation");
+	const char *err = sb_report_str(b, "error") ? sb_report_str(b, "error") : sb_report_str(st, "error");
+	const char *hint = sb_report_str(b, "error") ? sb_report_str(b, "hint") : sb_report_str(st, "hint");
+	if (!json_is_true(json_object_get(st, "ok"))) {
+		sb_buf_printf(out, "sagebox: the sandbox does NOT work here (%s backend).\n", name ? name : "no");
+		sb_report_row(out, "why", "%s", err ? err : "the backend is not available");
+		if (hint && *hint)
+			sb_report_row(out, "fix", "%s", hint);
+		return;
+	}
+	if (!sb_status_has_cap(b, "isolated")) {
+		sb_buf_printf(out, "sagebox: NO ISOLATION: the %s backend runs code on the host as your user, with "
+				   "your files and network; use it only for code you would run yourself.\n",
+			      name ? name : "?");
+		return;
+	}
+	sb_buf_printf(out, "sagebox: the sandbox works here: %s backend, %s isolation", name ? name : "?",
+		      iso ? iso : "?");
+	if (r->n_off)
+		sb_buf_printf(out, "; %zu thing%s not enforced (below)", r->n_off, r->n_off == 1 ? " is" : "s are");
+	sb_buf_printf(out, ".\n");
+}
+
+char *sb_status_text(const json_t *st, enum sb_report_form form)
+{
+	struct sb_status_rows r = {.form = form};
+	const json_t *b = json_object_get(st, "backend"), *s = json_object_get(st, "settings");
+	sb_status_backend_rows(&r, st);
+	bool ok = json_is_true(json_object_get(st, "ok"));
+	size_t backend_rows = r.on.len;
+	if (s)
+		runner_rows(&r, st, s);
+	if (!ok && !backend_rows)
+		r.on.len = 0; /* nothing of the backend is known: sagebox's own rows alone would mislead */
+
+	SB_AUTO_BUF out = {0};
+	verdict(&out, st, b, &r);
+	sb_report_section(&out, ok ? "Enforced:" : "Would be enforced:", &r.on);
+	if (!r.n_off && ok)
+		sb_buf_printf(&out, "\nNot enforced: nothing; everything above holds here.\n");
+	sb_report_section(&out, "Not enforced:", &r.off);
+	sb_report_section(&out, "Warnings:", &r.warn);
+	sb_report_section(&out, "Details:", &r.details);
+	if (form == SB_REPORT_FULL)
+		sb_buf_printf(&out, "\nEvery field: sagebox status --json. A check from inside the sandbox: sagebox "
+				    "self-test.\n");
+	sb_buf_free(&r.on);
+	sb_buf_free(&r.off);
+	sb_buf_free(&r.warn);
+	sb_buf_free(&r.details);
+	if (out.len && out.data[out.len - 1] == '\n')
+		out.data[--out.len] = '\0';
+	return sb_buf_steal(&out, NULL);
+}
