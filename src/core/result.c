@@ -1,7 +1,9 @@
 #include "core/exit_status.h"
 #include "core/result.h"
+#include "util/utf8.h"
 
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,21 +91,42 @@ json_t *sb_result_to_json(const struct sb_result *r)
 	return o;
 }
 
+/* snprintf that never cuts a character in two: a sandbox error may be long
+ * and hold any text, and a verdict cut inside a character is not UTF-8 (the
+ * tool's text block and the audit line could then not carry it). */
+__attribute__((format(printf, 3, 4))) static void put(char *buf, size_t size, const char *fmt, ...)
+{
+	char *full = NULL;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vasprintf(&full, fmt, ap);
+	va_end(ap);
+	if (!size) {
+		free(full);
+		return;
+	}
+	size_t k = n < 0 ? 0 : sb_utf8_prefix(full, (size_t)n, size - 1);
+	if (k)
+		memcpy(buf, full, k);
+	buf[k] = '\0';
+	free(full);
+}
+
 void sb_result_verdict(const struct sb_result *r, char *buf, size_t size)
 {
 	const char *extra = r->output_limit_exceeded ? " (output limit exceeded: sandbox stopped)" : "";
 	if (r->internal_error)
-		snprintf(buf, size, "sandbox error: %s", r->internal_error);
+		put(buf, size, "sandbox error: %s", r->internal_error);
 	else if (r->cancelled)
-		snprintf(buf, size, "cancelled");
+		put(buf, size, "cancelled");
 	else if (r->timed_out)
-		snprintf(buf, size, "timed out after %u s%s", r->timeout_s, extra);
+		put(buf, size, "timed out after %u s%s", r->timeout_s, extra);
 	else if (r->output_limit_exceeded)
-		snprintf(buf, size, "stopped: output limit of %zu KiB per stream exceeded",
+		put(buf, size, "stopped: output limit of %zu KiB per stream exceeded",
 			 r->max_bytes_per_stream / 1024);
 	else if (r->signal)
-		snprintf(buf, size, "killed by signal SIG%s%s", sigabbrev_np(r->signal) ? sigabbrev_np(r->signal) : "?",
+		put(buf, size, "killed by signal SIG%s%s", sigabbrev_np(r->signal) ? sigabbrev_np(r->signal) : "?",
 			 r->signal == SIGKILL ? " (often the memory limit)" : "");
 	else
-		snprintf(buf, size, "exit status %d", r->exit_code);
+		put(buf, size, "exit status %d", r->exit_code);
 }

@@ -69,6 +69,22 @@ int main(void)
 	free(s.data);
 	sb_capture_free(&c);
 
+	/* A long sandbox error makes a verdict cut at a character boundary
+	 * (found by tests/fuzz: cut inside "é", the run tool's whole text
+	 * block was replaced by "could not be encoded"). */
+	struct sb_result r;
+	sb_result_init(&r);
+	char err[600] = "x";
+	for (int i = 0; i < 299; i++)
+		memcpy(err + 1 + 2 * i, "\xc3\xa9", 2);
+	err[599] = '\0';
+	r.internal_error = err;
+	char verdict[64];
+	sb_result_verdict(&r, verdict, sizeof verdict);
+	CHECK(!strncmp(verdict, "sandbox error: x\xc3\xa9", 18) && strlen(verdict) == 62 &&
+	      sb_utf8_valid(verdict, strlen(verdict), NULL));
+	r.internal_error = NULL;
+
 	/* UTF-8 validation. */
 	CHECK(sb_utf8_valid("\xe2\x82\xac", 3, NULL));
 	CHECK(!sb_utf8_valid("\xc0\xaf", 2, NULL));          /* overlong */
