@@ -51,19 +51,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	data += 3;
 	size -= 3;
 
-	struct sb_capture out, err;
-	if (sb_captures_init(&out, &err, cap) < 0)
+	/* The supervisor's sink for a call, driven through its ops. */
+	struct sb_capture_sink cs;
+	if (sb_capture_sink_init(&cs, cap) < 0)
 		abort();
+	struct sb_sink *k = &cs.sink;
 	SB_AUTO_BUF wout = {0};
 	SB_AUTO_BUF werr = {0};
 	for (size_t off = 0; off < size; off += piece) {
 		size_t n = size - off < piece ? size - off : piece;
 		bool to_err = data[off] & 1;
-		sb_capture_add(to_err ? &err : &out, (const char *)data + off, n);
+		if (k->ops->write(k, to_err ? SB_STREAM_STDERR : SB_STREAM_STDOUT, (const char *)data + off, n) < 0)
+			abort();
 		sb_buf_append(to_err ? &werr : &wout, data + off, n);
-		/* A progress message quotes the tail of the output so far. */
+		/* A progress message quotes the tail of stdout so far. */
 		size_t tl;
-		char *tail = sb_capture_tail_copy(to_err ? &err : &out, 64, &tl);
+		char *tail = k->ops->tail(k, 64, &tl);
 		if (!tail || !sb_utf8_valid(tail, tl, NULL))
 			abort();
 		free(tail);
@@ -87,7 +90,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	}
 	}
-	sb_captures_finish(&out, &err, &r);
+	sb_capture_sink_finish(&cs, &r);
 	json_t *j = sb_result_to_json(&r);
 	if (!j)
 		abort();
