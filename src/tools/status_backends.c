@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "tools/status_rows.h"
+#include "util/buf.h"
 #include "util/utf8.h"
 
 /* What to do when no usable cgroup exists for the native backend (its
@@ -262,6 +263,44 @@ static void host(struct sb_status_rows *r, const json_t *b)
 	}
 }
 
+/* What one sandbox may hold of what the kernel counts per host user
+ * (sandbox.c adds it to every isolating backend's report): the non-zero
+ * caps named, the zero ones counted; a cap whose sum over the sandboxes
+ * that may run at once leaves the host user too little is not enforced
+ * for the user's own processes. */
+static void per_user(struct sb_status_rows *r, const json_t *b)
+{
+	const json_t *ur = json_object_get(b, "per_user_resources");
+	if (!json_is_object(ur))
+		return;
+	SB_AUTO_BUF some = {0};
+	size_t zero = 0;
+	const char *key;
+	json_t *v;
+	json_object_foreach((json_t *)ur, key, v) {
+		const json_t *ps = json_object_get(v, "per_sandbox");
+		if (!json_is_integer(ps))
+			continue;
+		long long n = (long long)json_integer_value(ps);
+		bool bytes = !strcmp(key, "memlock") || !strcmp(key, "msgqueue");
+		if (n == 0)
+			zero++;
+		else
+			sb_buf_printf(&some, "%s%s %lld%s", some.len ? ", " : "", key, bytes ? n >> 10 : n, bytes ? " KiB" : "");
+		if (json_is_false(json_object_get(v, "enough_left"))) {
+			sb_status_off(r, "per-user", "%s: %lld sandboxes at once may hold %lld of this user's limit of %lld",
+				      key, (long long)json_integer_value(json_object_get(ur, "sandboxes_at_once")),
+				      (long long)json_integer_value(json_object_get(v, "taken_by_sandboxes_at_most")),
+				      (long long)json_integer_value(json_object_get(v, "host_user_limit")));
+			sb_report_sub(&r->off, "fix", "lower max_concurrent, or raise this user's limit (ulimit, limits.conf)");
+		}
+	}
+	if (some.len || zero)
+		sb_report_row(&r->on, "per-user", "what the kernel counts per host user, capped per sandbox: %s%s%zu more at 0 "
+						  "(inotify, fanotify, namespaces, ...)",
+			      some.len ? some.data : "", some.len ? "; " : "", zero);
+}
+
 void sb_status_backend_rows(struct sb_status_rows *r, const json_t *st)
 {
 	const json_t *b = json_object_get(st, "backend"), *s = json_object_get(st, "settings");
@@ -271,4 +310,5 @@ void sb_status_backend_rows(struct sb_status_rows *r, const json_t *st)
 		container(r, b);
 	else if (json_object_get(b, "enforced"))
 		host(r, b);
+	per_user(r, b);
 }

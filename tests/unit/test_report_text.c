@@ -206,6 +206,27 @@ static void test_self_test(void)
 	json_decref(st);
 }
 
+/* Per-user kernel resources (sandbox.c's per_user_resources): the caps
+ * are listed as enforced; one whose sum over the sandboxes at once leaves
+ * the host user too little is not enforced for the user's own processes. */
+static void test_per_user(void)
+{
+	const char *b = "{\"name\":\"native\",\"started_as_root\":true,\"sandbox_user\":{\"name\":\"nobody\","
+			"\"host_uid\":65534},\"would_enforce\":{},\"available\":true,\"capabilities\":[\"isolated\"],"
+			"\"per_user_resources\":{\"sigpending\":{\"per_sandbox\":128,\"host_user_limit\":1000,"
+			"\"taken_by_sandboxes_at_most\":1664,\"enough_left\":false},\"memlock\":{\"per_sandbox\":65536,"
+			"\"enough_left\":true},\"max_inotify_instances\":{\"per_sandbox\":0},\"sandboxes_at_once\":13}}";
+	char *t = text_of(status_of(b, true), SB_REPORT_FULL);
+	char *on = section(t, "Enforced:"), *off = section(t, "Not enforced:");
+	CHECK_STR_CONTAINS(on, "capped per sandbox: sigpending 128, memlock 64\n                KiB; 1 more at 0");
+	CHECK_STR_CONTAINS(off, "sigpending: 13 sandboxes at once may hold 1664 of this user's limit of 1000");
+	CHECK_STR_CONTAINS(off, "fix: lower max_concurrent");
+	CHECK_STR_CONTAINS(t, "2 things are not enforced"); /* and cpus: no cgroup in this report */
+	free(on);
+	free(off);
+	free(t);
+}
+
 int main(void)
 {
 	test_native_root_cgroup();
@@ -214,5 +235,6 @@ int main(void)
 	test_podman();
 	test_host();
 	test_self_test();
+	test_per_user();
 	return check_summary();
 }
