@@ -51,9 +51,12 @@ static void runner_rows(struct sb_status_rows *r, const json_t *st, const json_t
 		      json_number_value(json_object_get(s, "cpus")), (long long)json_integer_value(json_object_get(s, "pids")),
 		      cfg ? cfg : "none", audit && *audit ? audit : "off");
 	const json_t *mcp = json_object_get(st, "mcp");
-	if (mcp)
-		sb_report_row(&r->details, "server", "sagebox %s, MCP protocol %s", sb_report_txt(mcp, "server_version"),
-			      sb_report_txt(mcp, "protocol_version"));
+	if (mcp) {
+		const char *client = sb_report_str(mcp, "client");
+		sb_report_row(&r->details, "server", "sagebox %s, MCP protocol %s%s%s", sb_report_txt(mcp, "server_version"),
+			      sb_report_txt(mcp, "protocol_version"), client && *client ? "; you are client " : "",
+			      client && *client ? client : "");
+	}
 }
 
 static void verdict(struct sb_buf *out, const json_t *st, const json_t *b, const struct sb_status_rows *r)

@@ -379,6 +379,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls, en
 /* libmicrohttpd's messages. One repeated within a second is counted, not
  * printed: a burst of refused connections ("connection limit") would
  * otherwise write a line each into the journal. */
+static void mhd_log(void *cls, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	struct sb_http *h = cls;

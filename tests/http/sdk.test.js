@@ -84,7 +84,7 @@ for (const combo of combos) {
       r = await c.call({ name: 'sandbox_status', arguments: {} });
       assert.equal(r.structuredContent.mcp.protocol_version, combo.revision);
       r = await c.call({ name: 'sandbox_self_test', arguments: {} }, { timeout: 300000 });
-      assert.match(textOf(r), /Self-test (passed|FAILED)/);
+      assert.match(textOf(r), /^sagebox self-test: (passed|FAILED)/);
       // Arguments that break the schema: a tool error the model can act on.
       r = await c.call({ name: 'run_python', arguments: { code: 'print(1)', timeout_seconds: 9999 } });
       assert.ok(r.isError && /timeout_seconds/.test(textOf(r)));
