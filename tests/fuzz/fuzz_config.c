@@ -37,7 +37,18 @@ static void roundtrip(const struct sb_config *cfg, json_t *shown)
 			snprintf(text, sizeof text, "%lld", (long long)json_integer_value(v));
 		else if (json_is_real(v))
 			snprintf(text, sizeof text, "%.17g", json_real_value(v));
-		else
+		else if (json_is_array(v)) { /* share: the resolved directories, set again comma-separated */
+			size_t i, off = 0;
+			json_t *d;
+			text[0] = '\0';
+			json_array_foreach(v, i, d) {
+				if (!json_is_string(d))
+					abort();
+				off += (size_t)snprintf(text + off, sizeof text - off, "%s%s", i ? "," : "", json_string_value(d));
+				if (off >= sizeof text)
+					abort();
+			}
+		} else
 			abort();
 		struct sb_error err = {0};
 		if (sb_config_set(&again, key, text, "roundtrip", &err) < 0) {
