@@ -1,7 +1,6 @@
 #include "mcp/calls.h"
 
 #include <fcntl.h>
-#include <stdarg.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -145,19 +144,7 @@ static uint64_t now_ms(void)
 
 /* Log about a call: a modern request's log goes to its own stream, and
  * only if it asked; a legacy one's to its client. */
-__attribute__((format(printf, 3, 4))) static void call_log(const struct call *k, enum sb_log_level level,
-							   const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	if (k->stream_logs)
-		sb_mcp_log_req(&k->reply, k->log_level, level, "%s", msg);
-	else
-		sb_mcp_log(k->owner->client, level, "%s", msg);
-}
+#define call_log(k, ...) sb_mcp_log_routed((k)->owner->client, (k)->stream_logs, &(k)->reply, (k)->log_level, __VA_ARGS__)
 
 /* The audit record's part that the server knows before the handler runs. */
 static void audit_head(const struct call *k, struct sb_audit_record *rec)

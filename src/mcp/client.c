@@ -111,3 +111,17 @@ void sb_mcp_log_req(const struct sb_mcp_sink *reply, int threshold, enum sb_log_
 	if (threshold >= 0 && (int)level >= threshold)
 		send_log(reply, level, msg);
 }
+
+void sb_mcp_log_routed(struct sb_mcp_client *c, bool per_request, const struct sb_mcp_sink *reply, int threshold,
+		       enum sb_log_level level, const char *fmt, ...)
+{
+	char msg[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (per_request)
+		sb_mcp_log_req(reply, threshold, level, "%s", msg);
+	else
+		sb_mcp_log(c, level, "%s", msg);
+}

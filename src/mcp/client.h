@@ -75,4 +75,11 @@ void sb_mcp_log(struct sb_mcp_client *c, enum sb_log_level level, const char *fm
 void sb_mcp_log_req(const struct sb_mcp_sink *reply, int threshold, enum sb_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
+/* Log about one request, on the path it takes: with per_request (a modern
+ * request, or one whose client streams logs per request), as
+ * sb_mcp_log_req on its reply sink with its threshold; otherwise as
+ * sb_mcp_log to the client c. */
+void sb_mcp_log_routed(struct sb_mcp_client *c, bool per_request, const struct sb_mcp_sink *reply, int threshold,
+		       enum sb_log_level level, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
 #endif

@@ -298,19 +298,8 @@ static struct sb_mcp_request open_request(struct sb_mcp_client *c, const struct 
 
 /* Log about a request: a modern one's log goes to its own stream only if
  * it asked; a legacy one's to the client. */
-__attribute__((format(printf, 3, 4))) static void req_log(const struct sb_mcp_request *q, enum sb_log_level level,
-							  const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	if (q->modern || q->stream_logs)
-		sb_mcp_log_req(&q->reply, q->log_level, level, "%s", msg);
-	else
-		sb_mcp_log(q->client, level, "%s", msg);
-}
+#define req_log(q, ...) \
+	sb_mcp_log_routed((q)->client, (q)->modern || (q)->stream_logs, &(q)->reply, (q)->log_level, __VA_ARGS__)
 
 /* Refuse a modern request before any method ran: the transport hears the
  * code first (HTTP: 400 or 404), then the error, then done. data is stolen. */

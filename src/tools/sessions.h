@@ -37,7 +37,7 @@ bool sb_tools_handle_failed(struct sb_tool_ctx *ctx, struct sb_tool_result *out,
 void sb_tools_error(struct sb_tool_ctx *ctx, struct sb_tool_result *out, const struct sb_error *err);
 /* A success: text, structured (stolen), the audit verdict "ok". */
 void sb_tools_ok(struct sb_tool_ctx *ctx, struct sb_tool_result *out, const char *text, json_t *structured);
-/* Any text as one line of a message (control characters shown as '?'). */
+/* The output schema of a tool whose structured result is any object. */
 json_t *sb_tools_open_schema(void);
 /* A description as formatted text (malloc'd; NULL if out of memory). */
 char *sb_tools_printed(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
