@@ -169,8 +169,10 @@ async function session() {
 const modes = { calls, first, throughput, session };
 try {
   const res = await modes[plan.mode]();
-  process.stdout.write(JSON.stringify(res) + '\n');
-  process.exit(0);
+  // Exit once the answer is written: a pipe may take it asynchronously, and
+  // process.exit() right after write() cut a large answer short (bench/run
+  // then failed with 'Unterminated string').
+  process.stdout.write(JSON.stringify(res) + '\n', () => process.exit(0));
 } catch (e) {
   process.stderr.write(`sdk_client: ${e.stack || e}\n`);
   process.exit(1);
