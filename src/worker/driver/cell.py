@@ -113,6 +113,13 @@ def sage_globals():
     return glb
 
 
+# Said when even the traceback of a failed Sage import could not be
+# formatted for want of memory (made before any job, so it costs nothing then).
+IMPORT_FAILED_NO_MEMORY = ("Traceback (most recent call last):\n"
+                           "  (not formatted: the process ran out of memory)\n"
+                           "MemoryError: Sage could not be imported within the memory limit\n")
+
+
 def sage_globals_quietly():
     """sage_globals() for a job whose own child imports Sage (a fresh
     sandbox's one-job worker): what the import prints is not the job's
@@ -130,15 +137,24 @@ def sage_globals_quietly():
     os.dup2(chatter, 2)
     glb, failed = None, None
     try:
-        glb = sage_globals()
-    except BaseException:
-        failed = traceback.format_exc()
-    for f in (sys.stdout, sys.stderr):
-        f.flush()
-    os.dup2(saved[0], 1)
-    os.dup2(saved[1], 2)
-    for fd in saved:
-        os.close(fd)
+        try:
+            glb = sage_globals()
+        except BaseException:
+            failed = traceback.format_exc()
+    except MemoryError:
+        # formatting the traceback itself ran out of memory: the import's
+        # failure must still be said, and the job's fds given back
+        failed = IMPORT_FAILED_NO_MEMORY
+    finally:
+        for f in (sys.stdout, sys.stderr):
+            try:
+                f.flush()
+            except (OSError, MemoryError, ValueError):
+                pass
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in saved:
+            os.close(fd)
     if failed is not None:
         # by the kernel, not through our memory: the import may have
         # failed for want of it
