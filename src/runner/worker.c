@@ -90,7 +90,8 @@ int sb_worker_spawn(struct sb_worker *w, const struct sb_config *cfg, const stru
 	struct sb_sandbox_req req = {.argv = argv, .limits = &w->sb_limits,
 				     .lifetime_s = w->fresh ? w->lifetime_s
 							    : cfg->worker_max_minutes * 60u + SB_TIMEOUT_MAX_S +
-								      sb_sup_policy.lifetime_margin_s};
+								      sb_sup_policy.lifetime_margin_s,
+				     .cpu_per_job = true};
 	return sb_worker_spawn_req(w, be, &req, err);
 }
 

@@ -38,6 +38,14 @@ struct sb_sandbox_req {
 	 * SB_SANDBOX_WORKSPACE, which is then the command's working directory
 	 * (backends that isolate nothing ignore it). 0: none. */
 	uint64_t workspace_bytes;
+	/* The command is a warm worker that moves each job's process into a
+	 * cgroup of its own when the environment names one
+	 * (SAGEBOX_JOB_CGROUP_FD): the `cpus` limit is then on each job, and
+	 * the sandbox as a whole gets a little more for the worker's own work
+	 * (the backend says so in `enforced`). Backends that cannot ignore it
+	 * and hold the whole sandbox to `cpus`. Never for a command that runs
+	 * code itself: its code would get the larger share. */
+	bool cpu_per_job;
 };
 
 struct sb_exit {

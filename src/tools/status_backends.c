@@ -158,7 +158,12 @@ static void native(struct sb_status_rows *r, const json_t *b, const json_t *sett
 		sb_report_row(&r->on, "processes", "%s, by %s", v, pids);
 	}
 	value_text(json_object_get(settings, "cpus"), U_CORES, v, sizeof v);
-	if (cpus) {
+	const json_t *per_job = json_object_get(we, "cpus_per_job");
+	if (cpus && json_is_number(per_job)) {
+		sb_report_row(&r->on, "cpus", "%s per job, by %s (the warm worker's own work: %g core more; "
+					      "a session: for the whole sandbox)",
+			      v, cpus, json_number_value(per_job));
+	} else if (cpus) {
 		sb_report_row(&r->on, "cpus", "%s, by %s", v, cpus);
 	} else if (we) {
 		sb_status_off(r, "cpus", "%s asked, not limited: no cgroup cpu controller; only the timeout bounds CPU use", v);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -214,6 +215,81 @@ static bool put_verified(const char *dir, const char *file, const char *val)
 	return strcmp(line, val) == 0;
 }
 
+/* The CPU quota: cpus cores per 100 ms period, and the burst. */
+static bool set_cpu(const char *dir, double cpus, bool v2)
+{
+	char val[64];
+	long quota = (long)(cpus * 100000 + 0.5);
+	bool ok;
+	if (v2) {
+		snprintf(val, sizeof val, "%ld 100000", quota);
+		ok = put_verified(dir, "cpu.max", val);
+	} else {
+		snprintf(val, sizeof val, "%ld", quota);
+		ok = put_verified(dir, "cpu.cfs_period_us", "100000") && put_verified(dir, "cpu.cfs_quota_us", val);
+	}
+	if (ok) {
+		snprintf(val, sizeof val, "%ld", quota);
+		put(dir, v2 ? "cpu.max.burst" : "cpu.cfs_burst_us", val); /* see CPU_BURST */
+	}
+	return ok;
+}
+
+/* JOB_CGROUP: a warm call needs more than one core for a moment: the job
+ * on one, the worker forking the next job's process (a copy of Sage's page
+ * tables) and the janitor resetting /tmp on the other. With one quota for
+ * the whole sandbox those stopped each other (most 100 ms periods of calls
+ * back to back ended throttled). So the quota `cpus` holds each job, in a
+ * child cgroup the command moves the job's process into through an fd of
+ * its cgroup.procs (nat_cgroup_open_job), and the sandbox as a whole gets
+ * NAT_HOUSEKEEPING_CPUS more for the worker's own work. A job cannot leave
+ * its cgroup: nothing in the sandbox may write to any other cgroup (no
+ * cgroupfs is mounted there, and the only fd is this one). */
+static bool make_job(const char *parent, struct nat_cgroup *cg, double cpus, bool v2)
+{
+	if (snprintf(cg->job, sizeof cg->job, "%s/job", parent) >= (int)sizeof cg->job || mkdir(cg->job, 0755) != 0) {
+		cg->job[0] = '\0';
+		return false;
+	}
+	if (set_cpu(cg->job, cpus, v2))
+		return true;
+	rmdir(cg->job);
+	cg->job[0] = '\0';
+	return false;
+}
+
+static double sandbox_cpus(const struct sb_limits *l, const struct nat_cgroup *cg)
+{
+	return cg->cpu_per_job ? l->cpus + NAT_HOUSEKEEPING_CPUS : l->cpus;
+}
+
+/* cgroup v2 checks a move against the writer's rights over the common
+ * ancestor; Linux 5.16 takes those of whoever opened cgroup.procs (us),
+ * older kernels those of the sandboxed writer, who has none. */
+static bool v2_job_migration_ok(void)
+{
+	struct utsname u;
+	int major = 0, minor = 0;
+	if (uname(&u) != 0 || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+		return false;
+	return major > 5 || (major == 5 && minor >= 16);
+}
+
+bool nat_cgroup_job_possible(enum nat_cg_mode mode, bool have_cpu)
+{
+	return have_cpu && (mode == NAT_CG_V1 || (mode == NAT_CG_V2 && v2_job_migration_ok()));
+}
+
+int nat_cgroup_open_job(const struct nat_cgroup *cg)
+{
+	char path[PATH_MAX + 32];
+	if (!cg->cpu_per_job || snprintf(path, sizeof path, "%s/cgroup.procs", cg->job) >= (int)sizeof path) {
+		errno = ENOENT;
+		return -1;
+	}
+	return open(path, O_WRONLY | O_CLOEXEC);
+}
+
 static void name_new(char *out, size_t n)
 {
 	snprintf(out, n, "sagebox.%ld.%u", (long)getpid(), atomic_fetch_add(&cg_counter, 1));
@@ -229,6 +305,7 @@ static void gc_stale(const char *base)
 		return;
 	struct dirent *e;
 	char path[PATH_MAX];
+	static const char *const sub[] = {"/job", "/main", ""}; /* children first */
 	while ((e = readdir(d))) {
 		long pid;
 		unsigned n;
@@ -236,16 +313,18 @@ static void gc_stale(const char *base)
 			continue;
 		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
 			continue;
-		if (snprintf(path, sizeof path, "%s/%s", base, e->d_name) < (int)sizeof path)
-			rmdir(path);
+		for (size_t i = 0; i < sizeof sub / sizeof sub[0]; i++)
+			if (snprintf(path, sizeof path, "%s/%s%s", base, e->d_name, sub[i]) < (int)sizeof path)
+				rmdir(path);
 	}
 	closedir(d);
 }
 
-static int v1_create(const struct sb_limits *l, struct nat_cgroup *cg, struct sb_error *err)
+static int v1_create(const struct sb_limits *l, bool per_job, struct nat_cgroup *cg, struct sb_error *err)
 {
 	char name[64], base[PATH_MAX], val[64];
 	name_new(name, sizeof name);
+	cg->job[0] = cg->leaf[0] = '\0';
 	struct {
 		const char *ctrl;
 		char *dir;
@@ -272,11 +351,9 @@ static int v1_create(const struct sb_limits *l, struct nat_cgroup *cg, struct sb
 		cg->pids_limited = put_verified(cg->pids, "pids.max", val);
 	}
 	if (cg->cpu[0]) {
-		snprintf(val, sizeof val, "%ld", (long)(l->cpus * 100000 + 0.5));
-		cg->cpu_limited = put_verified(cg->cpu, "cpu.cfs_period_us", "100000") &&
-				  put_verified(cg->cpu, "cpu.cfs_quota_us", val);
-		if (cg->cpu_limited)
-			put(cg->cpu, "cpu.cfs_burst_us", val); /* see CPU_BURST */
+		/* The child first: its quota may not exceed its parent's. */
+		cg->cpu_per_job = per_job && make_job(cg->cpu, cg, l->cpus, false);
+		cg->cpu_limited = set_cpu(cg->cpu, sandbox_cpus(l, cg), false);
 	}
 	if (cg->mem[0] && !cg->mem_limited) {
 		sb_fail_errno(err, "cannot set the memory limit in %s", cg->mem);
@@ -311,7 +388,8 @@ static int v2_enable(const char *dir)
 	return put(dir, "cgroup.subtree_control", "+memory +pids");
 }
 
-static int v2_create(const char *base, const struct sb_limits *l, struct nat_cgroup *cg, struct sb_error *err)
+static int v2_create(const char *base, const struct sb_limits *l, bool per_job, struct nat_cgroup *cg,
+		     struct sb_error *err)
 {
 	char name[64], val[64];
 	pthread_mutex_lock(&v2_lock);
@@ -332,12 +410,15 @@ static int v2_create(const char *base, const struct sb_limits *l, struct nat_cgr
 	cg->memsw_limited = put_verified(cg->mem, "memory.swap.max", "0");
 	snprintf(val, sizeof val, "%u", l->pids);
 	cg->pids_limited = put_verified(cg->mem, "pids.max", val);
-	snprintf(val, sizeof val, "%ld 100000", (long)(l->cpus * 100000 + 0.5));
-	cg->cpu_limited = put_verified(cg->mem, "cpu.max", val);
-	if (cg->cpu_limited) {
-		snprintf(val, sizeof val, "%ld", (long)(l->cpus * 100000 + 0.5));
-		put(cg->mem, "cpu.max.burst", val); /* see CPU_BURST */
-	}
+	/* A job cgroup needs the cpu controller for our children, and then
+	 * (no internal processes) a leaf of its own for the rest. */
+	if (per_job && v2_job_migration_ok() && put(cg->mem, "cgroup.subtree_control", "+cpu") == 0 &&
+	    snprintf(cg->leaf, sizeof cg->leaf, "%s/main", cg->mem) < (int)sizeof cg->leaf &&
+	    mkdir(cg->leaf, 0755) == 0)
+		cg->cpu_per_job = make_job(cg->mem, cg, l->cpus, true);
+	else
+		cg->leaf[0] = '\0';
+	cg->cpu_limited = set_cpu(cg->mem, sandbox_cpus(l, cg), true);
 	if (!cg->mem_limited || !cg->pids_limited) {
 		sb_fail_errno(err, "cannot set the limits in %s", cg->mem);
 		nat_cgroup_remove(cg);
@@ -346,15 +427,15 @@ static int v2_create(const char *base, const struct sb_limits *l, struct nat_cgr
 	return 0;
 }
 
-int nat_cgroup_create(const struct sb_limits *l, struct nat_cgroup *cg, struct sb_error *err)
+int nat_cgroup_create(const struct sb_limits *l, bool per_job, struct nat_cgroup *cg, struct sb_error *err)
 {
 	char dir[PATH_MAX];
 	memset(cg, 0, sizeof *cg);
 	if (v2_usable(dir, sizeof dir, cg->note, sizeof cg->note))
-		return v2_create(dir, l, cg, err);
+		return v2_create(dir, l, per_job, cg, err);
 	char w1[256];
 	if (v1_usable(w1, sizeof w1))
-		return v1_create(l, cg, err);
+		return v1_create(l, per_job, cg, err);
 	size_t n = strlen(cg->note);
 	snprintf(cg->note + n, sizeof cg->note - n, "; %s", w1);
 	cg->mode = NAT_CG_NONE;
@@ -363,7 +444,7 @@ int nat_cgroup_create(const struct sb_limits *l, struct nat_cgroup *cg, struct s
 
 int nat_cgroup_join_self(const struct nat_cgroup *cg)
 {
-	const char *dirs[] = {cg->mem, cg->pids, cg->cpu};
+	const char *dirs[] = {cg->leaf[0] ? cg->leaf : cg->mem, cg->pids, cg->cpu};
 	char path[PATH_MAX + 16];
 	for (size_t i = 0; i < 3; i++) {
 		if (cg->mode == NAT_CG_NONE || !dirs[i][0])
@@ -388,8 +469,8 @@ void nat_cgroup_kill(const struct nat_cgroup *cg)
 
 void nat_cgroup_remove(struct nat_cgroup *cg)
 {
-	char *dirs[] = {cg->mem, cg->pids, cg->cpu};
-	for (size_t i = 0; i < 3; i++) {
+	char *dirs[] = {cg->job, cg->leaf, cg->mem, cg->pids, cg->cpu}; /* children first */
+	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
 		if (!dirs[i][0])
 			continue;
 		/* The last processes may still be leaving: retry EBUSY for ~2 s. */

@@ -29,10 +29,17 @@ noreturn void nat_command_main(struct nat_plan *p)
 		nat_child_fail("rlimits", errno, "setrlimit");
 	r->rlimit_data = p->rlimit_mem;
 	r->rlimit_nproc = p->rlimit_pids;
-	/* Only stdin/stdout/stderr and the report pipe (CLOEXEC) remain:
-	 * nothing else of init or the caller reaches the code. */
-	if (close_range(NAT_FD_REPORT + 1, ~0U, 0) != 0)
-		for (int fd = NAT_FD_REPORT + 1; fd < 65536; fd++)
+	/* Only stdin/stdout/stderr, the report pipe (CLOEXEC) and the jobs'
+	 * cgroup (for the command; see cgroup.c JOB_CGROUP) remain: nothing
+	 * else of init or the caller reaches the code. */
+	int first_closed = NAT_FD_REPORT + 1;
+	if (p->job_cg_fd >= 0) {
+		if (dup2(p->job_cg_fd, NAT_CMD_FD_JOB_CGROUP) != NAT_CMD_FD_JOB_CGROUP)
+			nat_child_fail("cgroup", errno, "cannot pass the jobs' cgroup to the command");
+		first_closed = NAT_CMD_FD_JOB_CGROUP + 1;
+	}
+	if (close_range((unsigned)first_closed, ~0U, 0) != 0)
+		for (int fd = first_closed; fd < 65536; fd++)
 			close(fd);
 	/* No capabilities: no mount, no raw sockets, no overriding file
 	 * permissions, even inside the namespaces. */

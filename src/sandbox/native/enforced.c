@@ -105,6 +105,16 @@ json_t *nat_enforced_json(const struct nat_plan *p, const struct nat_ready *r)
 	if (!cg->cpu_limited)
 		json_object_set_new(cpus, "note",
 				    json_string("not enforced: CPU share needs a cgroup (no rlimit can limit it)"));
+	json_object_set_new(cpus, "per", json_string(cg->cpu_per_job ? "job" : "sandbox"));
+	if (cg->cpu_limited && cg->cpu_per_job) {
+		/* see cgroup.c JOB_CGROUP */
+		json_object_set_new(cpus, "sandbox_limit", json_real(l->cpus + NAT_HOUSEKEEPING_CPUS));
+		json_object_set_new(cpus, "note",
+				    json_string("each job (its process and all it starts) is held to the limit in a "
+						"cgroup of its own; the worker's own work between jobs (forking the next "
+						"job's process, resetting /tmp) may use 1 core more: the whole sandbox is "
+						"held to sandbox_limit"));
+	}
 	json_object_set_new(o, "cpus", cpus);
 	if (cg->mode == NAT_CG_NONE && cg->note[0])
 		json_object_set_new(o, "cgroup_note", json_string(cg->note));

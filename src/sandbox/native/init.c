@@ -116,6 +116,8 @@ noreturn void nat_init_main(struct nat_plan *p, int alive_fd)
 	/* From here init only reaps: drop what it no longer needs. */
 	close(NAT_FD_REPORT);
 	close(NAT_FD_CTL);
+	if (p->job_cg_fd >= 0)
+		close(p->job_cg_fd);
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	for (int fd = 0; fd < 3 && null >= 0; fd++)
 		dup2(null, fd);

@@ -46,6 +46,15 @@
 #define NAT_FD_REPORT 3 /* records to the caller; CLOEXEC: EOF at execve */
 #define NAT_FD_STATUS 4 /* init -> caller: the command's exit status */
 #define NAT_FD_CTL 5    /* caller <-> outer: kill requests, caller liveness */
+#define NAT_FD_JOB_CGROUP 6 /* the jobs' cgroup.procs (see nat_cgroup.job), to the command */
+/* In the command: NAT_FD_JOB_CGROUP is moved here, and the environment
+ * names it (NAT_JOB_CGROUP_ENV), for the worker to put each job's process in. */
+#define NAT_CMD_FD_JOB_CGROUP 4
+#define NAT_JOB_CGROUP_ENV "SAGEBOX_JOB_CGROUP_FD=4"
+/* With a cgroup per job, the CPU the sandbox's own housekeeping (the worker
+ * forking the next job's process, the janitor resetting /tmp) may use on top
+ * of the jobs' `cpus`: the sandbox as a whole is held to cpus + this. */
+#define NAT_HOUSEKEEPING_CPUS 1.0
 
 /* ---- the instance (spawn.c opens it): the settings, copied ---- */
 struct nat_self {
@@ -111,6 +120,12 @@ struct nat_cgroup {
 	char mem[PATH_MAX];  /* v1: memory dir; v2: the one dir */
 	char pids[PATH_MAX]; /* v1 only */
 	char cpu[PATH_MAX];  /* v1 only */
+	/* cpu_per_job: the CPU quota `cpus` is on this child cgroup (v1: of
+	 * cpu; v2: of the one dir), which the command moves each job's process
+	 * into; the sandbox's cgroup has cpus + NAT_HOUSEKEEPING_CPUS. */
+	char job[PATH_MAX];
+	char leaf[PATH_MAX]; /* v2 with a job cgroup: the rest of the sandbox's own leaf */
+	bool cpu_per_job;
 	bool mem_limited, memsw_limited, pids_limited, cpu_limited;
 	char note[256];      /* why no cgroup, or a caveat */
 };
@@ -119,9 +134,16 @@ struct nat_cgroup {
  * memory, pids, cpu controllers usable in that mode. */
 enum nat_cg_mode nat_cgroup_probe(char *why, size_t n, bool have[3]);
 /* Create a per-sandbox cgroup with the limits; cg->mode NAT_CG_NONE (and
- * cg->note says why) when none can be used. Returns -1 only on a real
- * failure after a mode was chosen (err filled). */
-int nat_cgroup_create(const struct sb_limits *l, struct nat_cgroup *cg, struct sb_error *err);
+ * cg->note says why) when none can be used. per_job: the CPU quota on a
+ * child cgroup for the jobs (cg->cpu_per_job says whether it could be).
+ * Returns -1 only on a real failure after a mode was chosen (err filled). */
+int nat_cgroup_create(const struct sb_limits *l, bool per_job, struct nat_cgroup *cg, struct sb_error *err);
+/* The jobs' cgroup.procs, opened for writing by the caller: whoever holds
+ * it may move a process it can see into that cgroup (open-time
+ * credentials, Linux >= 5.16 on v2). -1 + errno. */
+int nat_cgroup_open_job(const struct nat_cgroup *cg);
+/* Whether a warm worker's sandbox would get a job cgroup (status). */
+bool nat_cgroup_job_possible(enum nat_cg_mode mode, bool have_cpu);
 /* In the outer child, before dropping root: move itself in. AS-safe. */
 int nat_cgroup_join_self(const struct nat_cgroup *cg);
 /* cgroup.kill (v2) where available. */
@@ -149,6 +171,7 @@ struct nat_plan {
 	int landlock_abi;          /* best ABI the kernel offers (probed) */
 	/* child ends, moved to 0,1,2 and NAT_FD_* in the outer child */
 	int in_fd, out_fd, err_fd, report_fd, status_fd, ctl_fd;
+	int job_cg_fd;             /* -1: no job cgroup; NAT_FD_JOB_CGROUP in the children */
 	/* filled in outer and init, inherited by the command */
 	uint32_t user_resources;   /* rows of sb_user_resources() applied */
 	bool loopback_up;

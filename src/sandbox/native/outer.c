@@ -23,22 +23,25 @@
  * caller had open (other jobs' pipes, the server's sockets). */
 static void arrange_fds(struct nat_plan *p)
 {
-	int src[6] = {p->in_fd, p->out_fd, p->err_fd, p->report_fd, p->status_fd, p->ctl_fd};
-	int high[6];
-	for (int i = 0; i < 6; i++) {
+	int src[7] = {p->in_fd, p->out_fd, p->err_fd, p->report_fd, p->status_fd, p->ctl_fd, p->job_cg_fd};
+	int n = p->job_cg_fd >= 0 ? 7 : 6;
+	int high[7];
+	for (int i = 0; i < n; i++) {
 		high[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 64);
 		if (high[i] < 0)
 			_exit(SB_EXIT_SANDBOX); /* cannot even report: the caller sees EOF */
 	}
-	for (int i = 0; i < 6; i++)
+	for (int i = 0; i < n; i++)
 		if (dup3(high[i], i, i >= NAT_FD_REPORT ? O_CLOEXEC : 0) < 0)
 			_exit(SB_EXIT_SANDBOX);
 	/* Every other fd is gone: the code can never reach the caller's. */
-	if (close_range(6, ~0U, 0) != 0)
-		for (int fd = 6; fd < 65536; fd++)
+	if (close_range((unsigned)n, ~0U, 0) != 0)
+		for (int fd = n; fd < 65536; fd++)
 			close(fd);
 	p->in_fd = 0, p->out_fd = 1, p->err_fd = 2;
 	p->report_fd = NAT_FD_REPORT, p->status_fd = NAT_FD_STATUS, p->ctl_fd = NAT_FD_CTL;
+	if (p->job_cg_fd >= 0)
+		p->job_cg_fd = NAT_FD_JOB_CGROUP;
 }
 
 static void reset_signals(void)

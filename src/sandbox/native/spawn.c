@@ -22,6 +22,8 @@ struct nat_priv {
 	struct nat_plan plan;
 	int ctl_fd;    /* our end of the control socket: 'K' = kill */
 	int status_fd; /* init's exit record arrives here */
+	int job_cg_fd; /* the jobs' cgroup.procs, for the command (see cgroup.c JOB_CGROUP) */
+	const char *env[48]; /* sb_sandbox_env() and, with a job cgroup, its fd's name */
 	bool reaped;
 	int outer_status;
 };
@@ -37,6 +39,7 @@ static void free_priv(struct nat_priv *np)
 {
 	close_fd(&np->ctl_fd);
 	close_fd(&np->status_fd);
+	close_fd(&np->job_cg_fd);
 	nat_cgroup_remove(&np->plan.cg);
 	free(np);
 }
@@ -108,6 +111,29 @@ static int make_pipes(int fds[5][2], int ctl[2], struct sb_error *err)
 	return 0;
 }
 
+/* The command's environment: sb_sandbox_env(), and with a job cgroup the
+ * fd the command moves each job into (opened here, as the caller: the
+ * kernel checks the move against the opener's rights). */
+static int set_env(struct nat_priv *np, struct sb_error *err)
+{
+	struct nat_plan *p = &np->plan;
+	const char *const *base = sb_sandbox_env();
+	size_t n = 0;
+	while (base[n] && n + 2 < sizeof np->env / sizeof np->env[0]) {
+		np->env[n] = base[n];
+		n++;
+	}
+	if (p->cg.cpu_per_job) {
+		np->job_cg_fd = nat_cgroup_open_job(&p->cg);
+		if (np->job_cg_fd < 0)
+			return sb_fail_errno(err, "cannot open %s/cgroup.procs", p->cg.job);
+		np->env[n++] = NAT_JOB_CGROUP_ENV;
+	}
+	np->env[n] = NULL;
+	p->envp = np->env;
+	return 0;
+}
+
 static void *native_open(const struct sb_backend_settings *s, struct sb_error *err)
 {
 	struct nat_self *ns = calloc(1, sizeof *ns);
@@ -143,10 +169,9 @@ static int native_spawn(void *self, const struct sb_sandbox_req *req, struct sb_
 	struct nat_priv *np = calloc(1, sizeof *np);
 	if (!np)
 		return sb_fail(err, "out of memory");
-	np->ctl_fd = np->status_fd = -1;
+	np->ctl_fd = np->status_fd = np->job_cg_fd = -1;
 	struct nat_plan *p = &np->plan;
 	p->argv = req->argv;
-	p->envp = sb_sandbox_env();
 	p->limits = req->limits ? *req->limits : ns->limits;
 	p->lifetime_s = req->lifetime_s;
 	p->workspace_bytes = req->workspace_bytes;
@@ -165,13 +190,15 @@ static int native_spawn(void *self, const struct sb_sandbox_req *req, struct sb_
 		goto fail;
 	p->landlock_abi = nat_landlock_abi();
 	struct sb_error cgerr = {0};
-	if (nat_cgroup_create(&p->limits, &p->cg, &cgerr) != 0) {
+	if (nat_cgroup_create(&p->limits, req->cpu_per_job, &p->cg, &cgerr) != 0) {
 		/* Fall back to rlimits, and say so in `enforced`. */
 		p->cg.mode = NAT_CG_NONE;
 		size_t n = strnlen(cgerr.msg, sizeof p->cg.note - 1);
 		memcpy(p->cg.note, cgerr.msg, n);
 		p->cg.note[n] = '\0';
 	}
+	if (set_env(np, err) != 0)
+		goto fail;
 	p->rlimit_mem = !p->cg.mem_limited;
 	p->rlimit_pids = !p->cg.pids_limited;
 
@@ -185,6 +212,7 @@ static int native_spawn(void *self, const struct sb_sandbox_req *req, struct sb_
 	p->report_fd = fds[REPORT][1];
 	p->status_fd = fds[STATUS][1];
 	p->ctl_fd = ctl[1];
+	p->job_cg_fd = np->job_cg_fd;
 
 	/* Signals blocked across fork: no handler of the caller may run in
 	 * the child before it resets them. */
@@ -202,6 +230,7 @@ static int native_spawn(void *self, const struct sb_sandbox_req *req, struct sb_
 	close_fd(&fds[REPORT][1]);
 	close_fd(&fds[STATUS][1]);
 	close_fd(&ctl[1]);
+	close_fd(&np->job_cg_fd); /* only the sandbox holds it now */
 	if (pid < 0) {
 		errno = fork_errno;
 		sb_fail_errno(err, "fork");

@@ -98,6 +98,9 @@ json_t *nat_status(void *self)
 			    json_pack("{s:s, s:s, s:s?, s:s}", "memory", have[0] ? cgname : "rlimit DATA (per process)", "pids",
 				      have[1] ? cgname : "rlimit NPROC", "cpus", have[2] ? cgname : NULL, "nofile_fsize_core",
 				      "rlimit"));
+	if (nat_cgroup_job_possible(mode, have[2])) /* see cgroup.c JOB_CGROUP */
+		json_object_set_new(json_object_get(o, "would_enforce"), "cpus_per_job",
+				    json_real(NAT_HOUSEKEEPING_CPUS));
 
 	for (size_t i = 0; i < sizeof ns->commands / sizeof ns->commands[0] && ns->commands[i].name[0]; i++)
 		json_object_set_new(o, ns->commands[i].name, exe(ns->commands[i].path));

@@ -83,6 +83,7 @@ class Worker:
         self.ch = Channel(self._own(fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, FD_FLOOR)),
                           self._own(fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, FD_FLOOR)))
         self.diag = self._own(fcntl.fcntl(2, fcntl.F_DUPFD_CLOEXEC, FD_FLOOR))
+        self.job_cgroup = self._job_cgroup_fd(fcntl)
         self.null = os.open("/dev/null", os.O_RDWR | os.O_CLOEXEC)
         os.dup2(self.null, 0)
         os.dup2(self.null, 1)
@@ -115,6 +116,34 @@ class Worker:
         self.back_to_back = False
         self.jobs_done = 0
         self._stamp_buf = bytearray(CHILD_STAMP_BYTES)
+
+    def _job_cgroup_fd(self, fcntl):
+        """The cgroup.procs of the jobs' cgroup (the native backend's
+        SAGEBOX_JOB_CGROUP_FD): each job's process moves itself in before
+        its code runs, and is then held to `cpus` there while the worker's
+        own work is not (see src/sandbox/native/cgroup.c JOB_CGROUP).
+        -1: none, the sandbox as a whole is held to `cpus`."""
+        name = os.environ.pop("SAGEBOX_JOB_CGROUP_FD", None)
+        if name is None:
+            return -1
+        fd = int(name)
+        high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, FD_FLOOR)
+        os.close(fd)
+        return self._own(high)
+
+    def _join_job_cgroup(self, err_w):
+        """In the child, before the job's code: into the jobs' cgroup, or
+        not at all: a job must never run with the worker's larger share."""
+        if self.job_cgroup < 0:
+            return
+        try:
+            os.write(self.job_cgroup, b"0")  # "0": the writing process
+            os.close(self.job_cgroup)
+        except OSError as e:
+            os.write(err_w, ("sagebox: the job was not run: its process could not join the cgroup that "
+                             "holds each job to the `cpus` limit (%s). Report this with the output of "
+                             "`sagebox status`.\n" % (e.strerror,)).encode())
+            os._exit(125)  # SB_EXIT_SANDBOX: the sandbox failed, not the code
 
     def _own(self, fd):
         self.private.add(fd)
@@ -271,7 +300,8 @@ class Worker:
         if pid == 0:
             keep = (fds["job"][0], fds["out"][1], fds["err"][1], fds["fig"][1])
             trace_w = fds["trace"][1] if self.trace else -1
-            self._child(work, keep, [fd for fd in self.private if fd not in keep and fd != trace_w],
+            self._child(work, keep, [fd for fd in self.private
+                                     if fd not in keep and fd not in (trace_w, self.job_cgroup)],
                         job_waiting, trace_w)
         for name in names:
             self._close(fds[name][1] if name != "job" else fds[name][0])
@@ -591,6 +621,7 @@ class Worker:
                 os._exit(0)  # not needed after all
             stamps.append(_us())
             os.close(job_r)
+            self._join_job_cgroup(err_w)
             # Until here it was undumpable like the worker: while it waits,
             # the job running before it cannot ptrace it or patch its
             # memory through /proc. Now it is an ordinary process.

@@ -1,0 +1,205 @@
+"""The CPU limit on warm jobs (src/sandbox/native/cgroup.c JOB_CGROUP): with
+a cgroup cpu controller, each job's process moves into a cgroup of its own
+held to `cpus`, and the worker's own work (forking the next job's process,
+resetting /tmp) gets one core more. Checked from inside the jobs: a busy job
+stays held to `cpus`, everything it starts is in the job cgroup, and no
+route out of it (cgroupfs, an inherited or borrowed fd of the worker or the
+waiting spare) is open. A session runs code itself: it gets no job cgroup,
+so its code is held to `cpus` by the sandbox's own cgroup."""
+import json
+
+import pytest
+
+from conftest import ok, start_mcp
+
+CPUS = 0.5
+
+BUSY = r"""
+import json, os, time
+t0 = time.time()
+kids = []
+for _ in range(2):
+    pid = os.fork()
+    if pid == 0:
+        end = time.time() + 1.5
+        while time.time() < end:
+            pass
+        os._exit(0)
+    kids.append(pid)
+for k in kids:
+    os.waitpid(k, 0)
+wall = time.time() - t0
+t = os.times()
+print(json.dumps({"wall": wall, "cpu": t.children_user + t.children_system}))
+"""
+
+# The cpu line of /proc/self/cgroup, from the job, a program it runs, and
+# a grandchild that left its session.
+WHERE = r"""
+import json, os, subprocess
+def cpu_line(text):
+    lines = text.splitlines()
+    return ([l for l in lines if "cpu" in l.split(":")[1].split(",")] or [l for l in lines if l.startswith("0::")])[0]
+me = cpu_line(open("/proc/self/cgroup").read())
+child = cpu_line(subprocess.run(["cat", "/proc/self/cgroup"], capture_output=True, text=True).stdout)
+gc = cpu_line(subprocess.run(["setsid", "sh", "-c", "cat /proc/self/cgroup"], capture_output=True, text=True).stdout)
+print(json.dumps([me, child, gc]))
+"""
+
+# Every way out of the job cgroup the job could look for.
+ESCAPE = r"""
+import ctypes, errno, json, os
+libc = ctypes.CDLL(None, use_errno=True)
+found = []
+# 1. a cgroup filesystem: none is mounted, and none may be mounted
+for root in ("/sys/fs/cgroup", "/sys/fs/cgroup/cpu", "/sys/fs/cgroup/unified"):
+    for name in ("cgroup.procs", "tasks"):
+        p = os.path.join(root, name)
+        try:
+            fd = os.open(p, os.O_WRONLY)
+            found.append("open " + p)
+            os.close(fd)
+        except OSError:
+            pass
+os.makedirs("/tmp/cg", exist_ok=True)
+for fstype, opts in ((b"cgroup2", None), (b"cgroup", b"cpu")):
+    if libc.mount(b"none", b"/tmp/cg", fstype, 0, opts) == 0:
+        found.append("mounted " + fstype.decode())
+# 2. an fd of its own
+for fd in os.listdir("/proc/self/fd"):
+    try:
+        link = os.readlink("/proc/self/fd/" + fd)
+    except OSError:
+        continue
+    if "cgroup" in link:
+        found.append("own fd %s -> %s" % (fd, link))
+# 3. an fd of another process of the sandbox (the worker, the waiting
+# spare, the janitor, init): through /proc, and through pidfd_getfd
+SYS_pidfd_open, SYS_pidfd_getfd = 434, 438
+others = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()]
+for pid in others:
+    try:
+        fds = os.listdir("/proc/%d/fd" % pid)
+    except OSError:
+        fds = []
+    for fd in fds:
+        path = "/proc/%d/fd/%s" % (pid, fd)
+        try:
+            link = os.readlink(path)
+        except OSError:
+            link = "?"
+        try:
+            f = os.open(path, os.O_WRONLY)
+        except OSError:
+            continue
+        found.append("reopened %s -> %s" % (path, link))
+        os.close(f)
+    pidfd = libc.syscall(SYS_pidfd_open, pid, 0)
+    if pidfd < 0:
+        continue
+    for fd in range(0, 300):
+        got = libc.syscall(SYS_pidfd_getfd, pidfd, fd, 0)
+        if got >= 0:
+            found.append("pidfd_getfd %d:%d -> %s" % (pid, fd, os.readlink("/proc/self/fd/%d" % got)))
+            os.close(got)
+    os.close(pidfd)
+lines = open("/proc/self/cgroup").read().splitlines()
+after = [l for l in lines if ":cpu," in l or ":cpu:" in l] or [l for l in lines if l.startswith("0::")]
+print(json.dumps({"found": found, "pids_seen": len(others), "after": after}))
+"""
+
+
+@pytest.fixture(scope="module")
+def cpu_mcp():
+    m = start_mcp("--cpus", str(CPUS))
+    yield m
+    m.close()
+
+
+def _per_job(m):
+    """The warm worker's `enforced` cpus row; skip where nothing limits CPU."""
+    r = m.run("print(1)")
+    assert ok(r), r
+    cpus = r["sandbox"]["cpus"]
+    if cpus.get("enforced_by") is None:
+        pytest.skip("no cgroup cpu controller here: CPU is not limited (status says so)")
+    return cpus
+
+
+def _as(lang, code):
+    """Sage preparses (1.5 becomes a RealNumber, 434 an Integer ctypes
+    cannot pass): the same Python, run by Sage's interpreter."""
+    return code if lang == "python" else "exec(%r)\n" % code
+
+
+def _last_json(r):
+    assert ok(r), r
+    return json.loads(r["stdout"].strip().splitlines()[-1])
+
+
+def test_the_limit_is_on_each_job_and_said_so(cpu_mcp):
+    cpus = _per_job(cpu_mcp)
+    assert cpus["limit"] == CPUS, cpus
+    if cpus["per"] == "job":
+        assert cpus["sandbox_limit"] == CPUS + 1, cpus
+        assert "each job" in cpus["note"], cpus
+    else:
+        assert cpus["per"] == "sandbox" and "sandbox_limit" not in cpus, cpus
+
+
+@pytest.mark.parametrize("lang", ["python", "sage"])
+def test_a_busy_job_is_held_to_cpus(cpu_mcp, lang):
+    _per_job(cpu_mcp)
+    code = _as(lang, BUSY)
+    for _ in range(2):  # the first job, and one on a spare forked meanwhile
+        p = _last_json(cpu_mcp.run(code, lang, timeout_s=30))
+        # Two busy processes for ~1.5 s use ~3 CPU-seconds unthrottled; held
+        # to 0.5 core, ~0.5 * wall plus one period's burst.
+        assert p["cpu"] <= CPUS * p["wall"] * 1.3 + 0.2, p
+
+
+def test_the_job_and_all_it_starts_are_in_the_job_cgroup(cpu_mcp):
+    cpus = _per_job(cpu_mcp)
+    for lang in ("python", "sage"):
+        lines = _last_json(cpu_mcp.run(_as(lang, WHERE), lang))
+        for line in lines:
+            assert line.endswith("/job") == (cpus["per"] == "job"), (lang, lines, cpus)
+    line = 'grep -E ":cpu[,:]" /proc/self/cgroup || grep "^0::" /proc/self/cgroup'
+    r = cpu_mcp.run(f"{line}\nsh -c '{line}'\n", "shell")
+    assert ok(r), r
+    lines = r["stdout"].split()
+    assert len(lines) == 2 and all(l.endswith("/job") == (cpus["per"] == "job") for l in lines), (r, cpus)
+
+
+@pytest.mark.parametrize("lang", ["python", "sage"])
+def test_no_way_out_of_the_job_cgroup(cpu_mcp, lang):
+    cpus = _per_job(cpu_mcp)
+    res = _last_json(cpu_mcp.run(_as(lang, ESCAPE), lang, timeout_s=60))
+    assert res["found"] == [], res
+    # it saw the others (init, the worker, the janitor, a spare), and is
+    # still where it was put
+    assert res["pids_seen"] >= 2, res
+    assert res["after"] and all(l.endswith("/job") == (cpus["per"] == "job") for l in res["after"]), res
+    # and the next job is held as before
+    p = _last_json(cpu_mcp.run(BUSY, timeout_s=30))
+    assert p["cpu"] <= CPUS * p["wall"] * 1.3 + 0.2, p
+
+
+def test_session_code_is_not_given_the_job_cgroup(cpu_mcp):
+    # A session's interpreter runs the code itself: with the job cgroup's
+    # fd it would run with the worker's larger share.
+    _per_job(cpu_mcp)
+    r = cpu_mcp.call("session_open", {"lang": "python"})
+    sid = r["structuredContent"]["session_id"]
+    try:
+        r = cpu_mcp.call("run_python", {"code": WHERE + "import os\nprint(sorted(os.environ))\n",
+                                        "session_id": sid})
+        out = r["structuredContent"]["stdout"].strip().splitlines()
+        lines = json.loads(out[-2])
+        assert not any(l.endswith("/job") for l in lines), lines
+        assert "SAGEBOX_JOB_CGROUP_FD" not in out[-1], out
+        r = cpu_mcp.call("run_python", {"code": BUSY, "session_id": sid, "timeout_seconds": 30})
+        p = json.loads(r["structuredContent"]["stdout"].strip().splitlines()[-1])
+        assert p["cpu"] <= CPUS * p["wall"] * 1.3 + 0.2, p
+    finally:
+        cpu_mcp.call("session_close", {"session_id": sid})
