@@ -412,12 +412,15 @@ static int v2_create(const char *base, const struct sb_limits *l, bool per_job, 
 	cg->pids_limited = put_verified(cg->mem, "pids.max", val);
 	/* A job cgroup needs the cpu controller for our children, and then
 	 * (no internal processes) a leaf of its own for the rest. */
-	if (per_job && v2_job_migration_ok() && put(cg->mem, "cgroup.subtree_control", "+cpu") == 0 &&
-	    snprintf(cg->leaf, sizeof cg->leaf, "%s/main", cg->mem) < (int)sizeof cg->leaf &&
-	    mkdir(cg->leaf, 0755) == 0)
-		cg->cpu_per_job = make_job(cg->mem, cg, l->cpus, true);
-	else
-		cg->leaf[0] = '\0';
+	if (per_job && v2_job_migration_ok() && put(cg->mem, "cgroup.subtree_control", "+cpu") == 0) {
+		if (snprintf(cg->leaf, sizeof cg->leaf, "%s/main", cg->mem) < (int)sizeof cg->leaf &&
+		    mkdir(cg->leaf, 0755) == 0) {
+			cg->cpu_per_job = make_job(cg->mem, cg, l->cpus, true);
+		} else {
+			cg->leaf[0] = '\0';
+			put(cg->mem, "cgroup.subtree_control", "-cpu"); /* processes may join it again */
+		}
+	}
 	cg->cpu_limited = set_cpu(cg->mem, sandbox_cpus(l, cg), true);
 	if (!cg->mem_limited || !cg->pids_limited) {
 		sb_fail_errno(err, "cannot set the limits in %s", cg->mem);
