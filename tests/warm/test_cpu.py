@@ -11,27 +11,9 @@ import json
 import pytest
 
 from conftest import ok, start_mcp
+from cpu_busy import BUSY, held_to  # tests/lib
 
 CPUS = 0.5
-
-BUSY = r"""
-import json, os, time
-t0 = time.time()
-kids = []
-for _ in range(2):
-    pid = os.fork()
-    if pid == 0:
-        end = time.time() + 1.5
-        while time.time() < end:
-            pass
-        os._exit(0)
-    kids.append(pid)
-for k in kids:
-    os.waitpid(k, 0)
-wall = time.time() - t0
-t = os.times()
-print(json.dumps({"wall": wall, "cpu": t.children_user + t.children_system}))
-"""
 
 # The cpu line of /proc/self/cgroup, from the job, a program it runs, and
 # a grandchild that left its session.
@@ -153,9 +135,7 @@ def test_a_busy_job_is_held_to_cpus(cpu_mcp, lang):
     code = _as(lang, BUSY)
     for _ in range(2):  # the first job, and one on a spare forked meanwhile
         p = _last_json(cpu_mcp.run(code, lang, timeout_s=30))
-        # Two busy processes for ~1.5 s use ~3 CPU-seconds unthrottled; held
-        # to 0.5 core, ~0.5 * wall plus one period's burst.
-        assert p["cpu"] <= CPUS * p["wall"] * 1.3 + 0.2, p
+        assert held_to(p, CPUS), p
 
 
 def test_the_job_and_all_it_starts_are_in_the_job_cgroup(cpu_mcp):
@@ -182,7 +162,7 @@ def test_no_way_out_of_the_job_cgroup(cpu_mcp, lang):
     assert res["after"] and all(l.endswith("/job") == (cpus["per"] == "job") for l in res["after"]), res
     # and the next job is held as before
     p = _last_json(cpu_mcp.run(BUSY, timeout_s=30))
-    assert p["cpu"] <= CPUS * p["wall"] * 1.3 + 0.2, p
+    assert held_to(p, CPUS), p
 
 
 def test_session_code_is_not_given_the_job_cgroup(cpu_mcp):
@@ -200,6 +180,6 @@ def test_session_code_is_not_given_the_job_cgroup(cpu_mcp):
         assert "SAGEBOX_JOB_CGROUP_FD" not in out[-1], out
         r = cpu_mcp.call("run_python", {"code": BUSY, "session_id": sid, "timeout_seconds": 30})
         p = json.loads(r["structuredContent"]["stdout"].strip().splitlines()[-1])
-        assert p["cpu"] <= CPUS * p["wall"] * 1.3 + 0.2, p
+        assert held_to(p, CPUS), p
     finally:
         cpu_mcp.call("session_close", {"session_id": sid})

@@ -324,7 +324,6 @@ static int v1_create(const struct sb_limits *l, bool per_job, struct nat_cgroup 
 {
 	char name[64], base[PATH_MAX], val[64];
 	name_new(name, sizeof name);
-	cg->job[0] = cg->leaf[0] = '\0';
 	struct {
 		const char *ctrl;
 		char *dir;

@@ -110,10 +110,11 @@ json_t *nat_enforced_json(const struct nat_plan *p, const struct nat_ready *r)
 		/* see cgroup.c JOB_CGROUP */
 		json_object_set_new(cpus, "sandbox_limit", json_real(l->cpus + NAT_HOUSEKEEPING_CPUS));
 		json_object_set_new(cpus, "note",
-				    json_string("each job (its process and all it starts) is held to the limit in a "
-						"cgroup of its own; the worker's own work between jobs (forking the next "
-						"job's process, resetting /tmp) may use 1 core more: the whole sandbox is "
-						"held to sandbox_limit"));
+				    json_sprintf("each job (its process and all it starts) is held to the limit in a "
+						 "cgroup of its own; the worker's own work between jobs (forking the next "
+						 "job's process, resetting /tmp) may use %g core more: the whole sandbox is "
+						 "held to sandbox_limit",
+						 NAT_HOUSEKEEPING_CPUS));
 	}
 	json_object_set_new(o, "cpus", cpus);
 	if (cg->mode == NAT_CG_NONE && cg->note[0])

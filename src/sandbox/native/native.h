@@ -50,7 +50,9 @@
 /* In the command: NAT_FD_JOB_CGROUP is moved here, and the environment
  * names it (NAT_JOB_CGROUP_ENV), for the worker to put each job's process in. */
 #define NAT_CMD_FD_JOB_CGROUP 4
-#define NAT_JOB_CGROUP_ENV "SAGEBOX_JOB_CGROUP_FD=4"
+#define NAT_STR_(x) #x
+#define NAT_STR(x) NAT_STR_(x)
+#define NAT_JOB_CGROUP_ENV "SAGEBOX_JOB_CGROUP_FD=" NAT_STR(NAT_CMD_FD_JOB_CGROUP)
 /* With a cgroup per job, the CPU the sandbox's own housekeeping (the worker
  * forking the next job's process, the janitor resetting /tmp) may use on top
  * of the jobs' `cpus`: the sandbox as a whole is held to cpus + this. */
