@@ -154,6 +154,38 @@ def test_a_broken_pipe_loses_figures_not_the_job():
         os.close(w)
 
 
+def test_close_ends_the_figure_pipe_for_the_reader():
+    # A job's child closes it before _exit, so the worker sees the end of
+    # the job without waiting for the child's memory to be torn down.
+    r, w = os.pipe()
+    figures.begin(w, CAPS)
+    try:
+        figures.close()
+        assert figures._out is None
+        assert os.read(r, 10) == b""  # EOF: no writer is left
+        with pytest.raises(OSError):
+            os.fstat(w)
+    finally:
+        figures._out = None
+        os.close(r)
+
+
+def test_close_leaves_alone_what_the_job_opened_under_the_pipes_number(tmp_path):
+    r, w = os.pipe()
+    figures.begin(w, CAPS)
+    os.close(w)  # the job closed the pipe ...
+    fd = os.open(tmp_path / "mine", os.O_WRONLY | os.O_CREAT)  # ... and opened a file
+    try:
+        assert fd == w
+        figures.close()
+        assert figures._out is None
+        assert os.write(fd, b"still mine") == 10
+    finally:
+        figures._out = None
+        os.close(fd)
+        os.close(r)
+
+
 HOOKED = r'''
 import os, struct, sys
 sys.path.insert(0, sys.argv[1])

@@ -50,3 +50,16 @@ def test_a_flood_of_the_figure_pipe_stops_the_job(healthy):
     r = healthy.run(code, timeout_s=60)
     assert r["output_limit_exceeded"] is True and r["ok"] is False, r
     assert r["duration_ms"] < 30000, r
+
+
+def test_a_figure_from_an_exit_handler_still_arrives(healthy):
+    # The child closes its figure pipe before _exit (so the worker sees the
+    # job's end at once), but only after the job's own exit handlers ran.
+    code = ("import atexit\nimport matplotlib.pyplot as plt\n"
+            "def last():\n    plt.plot([1, 2, 3])\n    plt.show()\n"
+            "atexit.register(last)\nprint('registered')\n")
+    r = healthy.call("run_python", {"code": code})
+    res = r["structuredContent"]
+    assert ok(res) and res["stdout"] == "registered\n", res
+    assert [f["mime_type"] for f in res["figures"]] == ["image/png"], res
+    assert [c["type"] for c in r["content"]].count("image") == 1

@@ -44,6 +44,7 @@ _saved = None  # a session's last figure-N.png number; None: not looked yet
 class Sender:
     def __init__(self, fd, caps, save_dir=None):
         self.fd, self.save_dir = fd, save_dir
+        self.ident = _identity(fd)
         self.max_count = int(caps["max_count"])
         self.max_image = int(caps["max_image_bytes"])
         self.max_total = int(caps["max_total_bytes"])
@@ -136,6 +137,31 @@ def end():
     forked from a session's interpreter sends none)."""
     global _out
     _out = None
+
+
+def close():
+    """A job's child is about to _exit (its exit handlers ran): close the
+    figure pipe now, as its fds 1 and 2, so that the worker sees the job's
+    end at once. Left to _exit, the pipe would close only after the kernel
+    tore down the child's copy of the worker's memory (~10 ms for Sage).
+    Only if the fd is still that pipe: the job may have closed it and
+    opened something else under its number."""
+    global _out
+    out, _out = _out, None
+    if out is not None and out.ident is not None and _identity(out.fd) == out.ident:
+        try:
+            os.close(out.fd)
+        except OSError:
+            pass
+
+
+def _identity(fd):
+    """(device, inode) of what fd refers to, or None."""
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
 
 
 def png_size(data):

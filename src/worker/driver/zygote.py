@@ -711,9 +711,10 @@ class Worker:
 
 def _child_exit(status):
     """Leave as `python3 file.py` would: wait for non-daemon
-    threads, run atexit handlers, flush. Then close the output before
-    _exit, so the worker sees the end of the job at once (it reads the
-    status from /proc while the kernel tears down the address space)."""
+    threads, run atexit handlers, flush. Then close the output and the
+    figure pipe before _exit, so the worker sees the end of the job at once
+    (it reads the status from /proc while the kernel tears down the address
+    space)."""
     import atexit
     import threading
     try:
@@ -730,6 +731,7 @@ def _child_exit(status):
         except BaseException:
             pass
     status = status & 0xff if isinstance(status, int) else 1
+    figures.close()
     for fd in (1, 2):
         try:
             os.close(fd)
