@@ -105,7 +105,10 @@ static void set_state(struct sb_sessions *ss, struct bjob *j, enum jstate st, co
 }
 
 /* Hand the job to the session's controller (the interpreter must be idle
- * for the fork) and wait until it runs. 0, or -1 with why. */
+ * for the fork) and wait until it runs. 0; 1 when job_cancel came after the
+ * job's frame was sent but before the controller said it started (the
+ * supervisor's cancel path then stops whatever it started: a jobkill, and
+ * the session is closed when the controller does not confirm); -1 with why. */
 static int start_in(struct sess *s, struct bjob *j, struct sess_feeder *x, char *why, size_t n)
 {
 	struct sb_error err = {0};
@@ -119,11 +122,14 @@ static int start_in(struct sess *s, struct bjob *j, struct sess_feeder *x, char 
 	int rc = sess_send(s, h, j->code, j->code_len);
 	uint64_t deadline = sb_now_ms() + START_TIMEOUT_MS;
 	struct sess_frame *f = NULL;
-	while (!rc && !x->started) {
+	bool cancelled = false;
+	while (!rc && !x->started && !cancelled) {
 		if (!(f = sess_pop(s, &x->in))) {
 			if (sess_dead(s, why, n) || sb_now_ms() >= deadline)
 				break;
-			sess_wait(&x->in, -1, 200);
+			/* The cancel fd too: a stuck controller would hold a
+			 * cancel up to START_TIMEOUT_MS. */
+			cancelled = sess_wait(&x->in, j->cancel[0], 200) == 1;
 			continue;
 		}
 		if (f->type == SB_WP_STARTED) {
@@ -139,6 +145,8 @@ static int start_in(struct sess *s, struct bjob *j, struct sess_feeder *x, char 
 	sess_give(s);
 	if (x->started)
 		return 0;
+	if (cancelled)
+		return 1;
 	if (!why[0])
 		snprintf(why, n, "its session did not start it");
 	return -1;
@@ -169,24 +177,29 @@ static void run_job(struct sb_sessions *ss, struct bjob *j)
 		set_state(ss, j, J_FAILED, "out of memory");
 		return;
 	}
-	if (start_in(j->s, j, &x, why, sizeof why)) {
+	int started = start_in(j->s, j, &x, why, sizeof why);
+	if (started < 0) {
 		sess_feeder_fini(&x);
 		set_state(ss, j, strstr(why, "cancelled") ? J_CANCELLED : J_FAILED, why);
 		return;
 	}
+	bool early = started == 1; /* cancelled while starting: the cancel fd is readable */
 	free(j->code);
 	j->code = NULL;
 	struct sb_run_hooks hooks = {.cancel_fd = j->cancel[0]};
 	struct sb_sup sup;
 	sb_sup_init(&sup, &x.f, &j->log.sink, (uint64_t)j->timeout_s * 1000, &hooks, NULL);
 	pthread_mutex_lock(&ss->lock);
-	j->state = J_RUNNING;
-	j->started_ms = sb_now_ms();
+	if (!early) {
+		j->state = J_RUNNING;
+		j->started_ms = sb_now_ms();
+	}
 	j->sup = &sup;
 	pthread_mutex_unlock(&ss->lock);
 	sb_sup_run(&sup);
 	if (sup.killed && !x.done && !sess_dead(j->s, NULL, 0))
-		sess_kill(j->s, false, "it did not stop a job that had to be stopped, and was closed");
+		sess_kill(j->s, false, "%s", early ? "it did not answer when a job it was starting was cancelled, and was closed"
+						   : "it did not stop a job that had to be stopped, and was closed");
 	pthread_mutex_lock(&ss->lock);
 	j->sup = NULL;
 	j->exit_code = x.done ? x.exit_code : -1;
@@ -200,6 +213,9 @@ static void run_job(struct sb_sessions *ss, struct bjob *j)
 		pthread_mutex_unlock(&j->s->lock);
 		snprintf(why, sizeof why, "its session ended before it did: %s", ended);
 	}
+	if (early)
+		snprintf(why, sizeof why, "cancelled while its session was starting it%s%.380s",
+			 ended[0] ? "; the session ended: " : "", ended);
 	enum jstate st = sup.timed_out ? J_TIMED_OUT
 			 : sup.cancelled || closed ? J_CANCELLED
 			 : sup.flooded ? J_FAILED

@@ -103,7 +103,8 @@ static void sf_hard_kill(struct sb_feeder *f)
 
 static bool sf_drained(const struct sb_feeder *f)
 {
-	return sf(f)->done || sess_dead(sf(f)->s, NULL, 0);
+	/* (a job the controller refused: nothing of it runs) */
+	return sf(f)->done || sf(f)->error[0] || sess_dead(sf(f)->s, NULL, 0);
 }
 
 static const struct sb_feeder_ops call_ops = {

@@ -1,12 +1,14 @@
 // Background jobs: one survives a client that gives up after 4 s and its
 // output can be paged by offset; a job in a session sees the session's
 // variables and runs beside its calls; cancel, timeout, failure and the
-// limits say what happened.
+// limits say what happened; a cancel while the session's controller has not
+// yet started the job takes effect at once, stuck controller or not.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
 
 import {
-  sdkClient, closeClient, call, ok, fails, open, out, LONG, sleep,
+  sdkClient, closeClient, call, ok, fails, open, out, LONG, sleep, processesWith, waitGone, uniqueMarker,
 } from './helpers.js';
 
 async function waitState(c, id, done = (s) => !['queued', 'running'].includes(s.state), ms = 60000) {
@@ -18,6 +20,48 @@ async function waitState(c, id, done = (s) => !['queued', 'running'].includes(s.
     await sleep(200);
   }
   assert.fail(`job ${id} still ${st && st.state}: ${JSON.stringify(st)}`);
+}
+
+function ppid(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+}
+
+// The host pid of a Python session's controller: a marked process the
+// session's interpreter starts, its parent (the interpreter, a fork of the
+// controller) and the topmost process above it that is the driver in
+// session mode.
+async function controllerOf(c, sid) {
+  const marker = uniqueMarker('ctl');
+  await ok(c, 'run_python', {
+    session_id: sid,
+    code: `import subprocess, sys\n_p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", "${marker}"])`,
+  });
+  const [m] = processesWith(marker);
+  assert.ok(m, 'the marked process runs');
+  const driver = (pid) => readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes('\0session\0python\0');
+  let ctl = ppid(m.pid);
+  assert.ok(driver(ctl), `the marked process's parent is the interpreter: ${ctl}`);
+  while (driver(ppid(ctl))) ctl = ppid(ctl);
+  await ok(c, 'run_python', { session_id: sid, code: '_p.kill(); _p.wait()' });
+  assert.deepEqual(await waitGone(marker, 5000), []);
+  return ctl;
+}
+
+// A job started in session sid while its controller is stopped (SIGSTOP
+// from here): its frame waits in the controller's pipe, unread, so it is
+// never reported started. Returns the job's id and its code's marker.
+async function jobHeldAtStart(c, sid, ctl) {
+  const marker = uniqueMarker('held');
+  process.kill(ctl, 'SIGSTOP');
+  const { s } = await ok(c, 'job_start', {
+    lang: 'python', session_id: sid,
+    code: `import subprocess, sys\nsubprocess.run([sys.executable, "-c", "import time; time.sleep(300)", "${marker}"])`,
+  });
+  await sleep(500);
+  const st = (await ok(c, 'job_status', { job_id: s.job_id })).s;
+  assert.equal(st.state, 'queued', JSON.stringify(st));
+  return { id: s.job_id, marker };
 }
 
 describe('background jobs', () => {
@@ -122,5 +166,69 @@ describe('background jobs', () => {
     for (const id of ids) await ok(c, 'job_cancel', { job_id: id });
     for (const id of ids) await waitState(c, id);
     await ok(c, 'job_start', { lang: 'shell', code: 'true' });
+  });
+
+  test('job_cancel while a stopped controller holds the job\'s start: cancelled at once, the session closed', { timeout: LONG }, async () => {
+    const sid = await open(c, 'python');
+    const ctl = await controllerOf(c, sid);
+    let job;
+    try {
+      job = await jobHeldAtStart(c, sid, ctl);
+      const t0 = Date.now();
+      await ok(c, 'job_cancel', { job_id: job.id });
+      // (the host waited for the start up to 60 s before it heard the cancel)
+      const st = await waitState(c, job.id, undefined, 20000);
+      const took = Date.now() - t0;
+      assert.equal(st.state, 'cancelled', JSON.stringify(st));
+      assert.match(st.error, /^cancelled while its session was starting it; the session ended: it did not answer when a job it was starting was cancelled, and was closed$/);
+      assert.ok(took < 10000, `settled after ${took} ms`);
+      assert.equal(st.exit_code, null);
+    } finally {
+      try {
+        process.kill(ctl, 'SIGCONT');
+      } catch {
+        // gone, as it should be
+      }
+    }
+    // the session's sandbox is gone, the stopped controller with it, and the
+    // job never ran
+    for (let i = 0; i < 50 && existsSync(`/proc/${ctl}`); i++) await sleep(100);
+    assert.equal(existsSync(`/proc/${ctl}`), false, 'the controller is gone');
+    assert.deepEqual(processesWith(job.marker), []);
+    await fails(c, 'run_python', { session_id: sid, code: '1' },
+      /ended: it did not answer when a job it was starting was cancelled, and was closed/);
+    // sagebox goes on: a call, a new session and a job in it
+    assert.equal((await ok(c, 'run_python', { code: 'print(6 * 7)' })).s.stdout, '42\n');
+    const sid2 = await open(c, 'python');
+    const j2 = (await ok(c, 'job_start', { lang: 'python', session_id: sid2, code: 'print("again")' })).s.job_id;
+    const st2 = await waitState(c, j2);
+    assert.equal(st2.state, 'done', JSON.stringify(st2));
+    assert.equal(st2.last_output, 'again\n');
+    await ok(c, 'session_close', { session_id: sid2 });
+  });
+
+  test('job_cancel while the controller is slow to start the job: it never runs, the session stays', { timeout: LONG }, async () => {
+    const sid = await open(c, 'python');
+    await ok(c, 'run_python', { session_id: sid, code: 'kept = 7' });
+    const ctl = await controllerOf(c, sid);
+    let job;
+    let t0;
+    try {
+      job = await jobHeldAtStart(c, sid, ctl);
+      t0 = Date.now();
+      await ok(c, 'job_cancel', { job_id: job.id });
+      await sleep(500);
+    } finally {
+      process.kill(ctl, 'SIGCONT'); // within the kill grace: it confirms the kill
+    }
+    const st = await waitState(c, job.id, undefined, 20000);
+    const took = Date.now() - t0;
+    assert.equal(st.state, 'cancelled', JSON.stringify(st));
+    assert.equal(st.error, 'cancelled while its session was starting it');
+    assert.ok(took < 10000, `settled after ${took} ms`);
+    assert.deepEqual(await waitGone(job.marker, 5000), [], 'nothing of the job runs');
+    assert.ok(existsSync(`/proc/${ctl}`), 'the controller lives on');
+    assert.equal(await out(c, sid, 'python', 'print(kept)'), '7\n');
+    await ok(c, 'session_close', { session_id: sid });
   });
 });
