@@ -147,8 +147,14 @@ static int start_in(struct sess *s, struct bjob *j, struct sess_feeder *x, char 
 		return 0;
 	if (cancelled)
 		return 1;
-	if (!why[0])
-		snprintf(why, n, "its session did not start it");
+	if (!why[0] && rc && !sess_dead(s, why, n))
+		snprintf(why, n, "its session could not be given the job");
+	if (!why[0]) {
+		/* The controller may still have the job's frame: were it to start
+		 * the job later, nothing would watch or stop it. */
+		snprintf(why, n, "its session did not start it within %d s, and was closed", START_TIMEOUT_MS / 1000);
+		sess_kill(s, false, "it did not start a job within %d s, and was closed", START_TIMEOUT_MS / 1000);
+	}
 	return -1;
 }
 

@@ -2,7 +2,8 @@
 // output can be paged by offset; a job in a session sees the session's
 // variables and runs beside its calls; cancel, timeout, failure and the
 // limits say what happened; a cancel while the session's controller has not
-// yet started the job takes effect at once, stuck controller or not.
+// yet started the job takes effect at once, stuck controller or not; a job
+// the controller does not start within 60 s fails and closes its session.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
@@ -230,5 +231,39 @@ describe('background jobs', () => {
     assert.ok(existsSync(`/proc/${ctl}`), 'the controller lives on');
     assert.equal(await out(c, sid, 'python', 'print(kept)'), '7\n');
     await ok(c, 'session_close', { session_id: sid });
+  });
+});
+
+describe('a job its session does not start', () => {
+  let c;
+  before(async () => {
+    c = await sdkClient({ args: ['--job-timeout', '120'] });
+  });
+  after(async () => {
+    if (c) await closeClient(c);
+  });
+
+  test('fails after 60 s and its session is closed, so it can never start unwatched', { timeout: 150000 }, async () => {
+    const sid = await open(c, 'python');
+    const ctl = await controllerOf(c, sid);
+    let job;
+    try {
+      job = await jobHeldAtStart(c, sid, ctl);
+      const st = await waitState(c, job.id, undefined, 90000);
+      assert.equal(st.state, 'failed', JSON.stringify(st));
+      assert.equal(st.error, 'its session did not start it within 60 s, and was closed');
+    } finally {
+      try {
+        process.kill(ctl, 'SIGCONT'); // were it alive, it would start the job now
+      } catch {
+        // gone, as it should be
+      }
+    }
+    for (let i = 0; i < 50 && existsSync(`/proc/${ctl}`); i++) await sleep(100);
+    assert.equal(existsSync(`/proc/${ctl}`), false, 'the controller is gone');
+    await sleep(1000);
+    assert.deepEqual(processesWith(job.marker), [], 'the job never runs');
+    await fails(c, 'run_python', { session_id: sid, code: '1' }, /ended: it did not start a job within 60 s, and was closed/);
+    assert.equal((await ok(c, 'run_python', { code: 'print(6 * 7)' })).s.stdout, '42\n');
   });
 });
