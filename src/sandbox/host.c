@@ -324,10 +324,7 @@ static int host_wait(struct sb_sandbox *sb, struct sb_exit *ex, struct sb_error 
 {
 	struct host_priv *hp = sb->priv;
 	int st;
-	pid_t r;
-	do
-		r = waitpid(sb->pid, &st, 0);
-	while (r < 0 && errno == EINTR);
+	pid_t r = SB_RETRY_EINTR(waitpid(sb->pid, &st, 0));
 	if (hp)
 		hp->reaped = true;
 	kill(-sb->pid, SIGKILL); /* whatever is left of the group */

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "sandbox/native/native.h"
+#include "util/fd.h"
 
 /* Host entries the sandbox may read, if the host has them. */
 static const char *const etc_binds[] = {
@@ -29,10 +30,7 @@ static void write_new(const char *dir, const char *name, const char *content)
 	if (fd < 0)
 		nat_child_fail("etc", errno, "create %s", path);
 	size_t len = strlen(content);
-	ssize_t w;
-	do
-		w = write(fd, content, len);
-	while (w < 0 && errno == EINTR);
+	ssize_t w = SB_RETRY_EINTR(write(fd, content, len));
 	close(fd);
 	if (w != (ssize_t)len)
 		nat_child_fail("etc", errno, "write %s", path);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "sandbox/native/native.h"
+#include "util/fd.h"
 
 #define NEWROOT "/tmp" /* a mount point every system has; hidden in our namespace only */
 
@@ -68,9 +69,8 @@ static void remount_walk(const char *path)
 		nat_child_fail("mounts", errno, "open /proc/self/mountinfo");
 	size_t len = 0;
 	ssize_t r;
-	while ((r = read(fd, buf + len, sizeof buf - 1 - len)) > 0 || (r < 0 && errno == EINTR))
-		if (r > 0)
-			len += (size_t)r;
+	while ((r = SB_RETRY_EINTR(read(fd, buf + len, sizeof buf - 1 - len))) > 0)
+		len += (size_t)r;
 	close(fd);
 	if (len >= sizeof buf - 1)
 		nat_child_fail("mounts", 0, "/proc/self/mountinfo is larger than %zu bytes", sizeof buf);

@@ -10,13 +10,11 @@
 
 #include "core/exit_status.h"
 #include "sandbox/native/native.h"
+#include "util/fd.h"
 
 void nat_report(int fd, const struct nat_msg *m)
 {
-	ssize_t w;
-	do
-		w = write(fd, m, sizeof *m);
-	while (w < 0 && errno == EINTR);
+	SB_RETRY_EINTR(write(fd, m, sizeof *m));
 }
 
 __attribute__((format(printf, 4, 0))) static noreturn void vfail(const char *stage, int errnum, const char *hint,
@@ -58,10 +56,7 @@ int nat_write_file(const char *path, const char *data)
 	if (fd < 0)
 		return -1;
 	size_t len = strlen(data);
-	ssize_t w;
-	do
-		w = write(fd, data, len);
-	while (w < 0 && errno == EINTR);
+	ssize_t w = SB_RETRY_EINTR(write(fd, data, len));
 	int saved = errno;
 	close(fd);
 	if (w != (ssize_t)len) {

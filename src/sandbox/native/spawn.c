@@ -15,6 +15,7 @@
 
 #include "sandbox/backends.h"
 #include "sandbox/native/native.h"
+#include "util/fd.h"
 
 #define SETUP_TIMEOUT_MS 60000
 
@@ -244,8 +245,7 @@ static int native_spawn(void *self, const struct sb_sandbox_req *req, struct sb_
 	close_fd(&fds[REPORT][0]);
 	if (rc != 0) {
 		kill(pid, SIGKILL);
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
+		SB_RETRY_EINTR(waitpid(pid, NULL, 0));
 		close_fd(&fds[IN][1]);
 		close_fd(&fds[OUT][0]);
 		close_fd(&fds[ERR][0]);
@@ -296,10 +296,7 @@ static int native_wait(struct sb_sandbox *sb, struct sb_exit *ex, struct sb_erro
 	if (!np)
 		return sb_fail(err, "native sandbox: wait() without a running sandbox");
 	int st = 0;
-	pid_t w;
-	do
-		w = waitpid(sb->pid, &st, 0);
-	while (w < 0 && errno == EINTR);
+	pid_t w = SB_RETRY_EINTR(waitpid(sb->pid, &st, 0));
 	if (w < 0) {
 		int e = errno;
 		free_priv(np);
@@ -312,10 +309,8 @@ static int native_wait(struct sb_sandbox *sb, struct sb_exit *ex, struct sb_erro
 	struct nat_msg m;
 	size_t have = 0;
 	ssize_t r;
-	while (have < sizeof m && ((r = read(np->status_fd, (char *)&m + have, sizeof m - have)) > 0 ||
-				   (r < 0 && errno == EINTR)))
-		if (r > 0)
-			have += (size_t)r;
+	while (have < sizeof m && (r = SB_RETRY_EINTR(read(np->status_fd, (char *)&m + have, sizeof m - have))) > 0)
+		have += (size_t)r;
 	if (have == sizeof m && m.kind == NAT_MSG_EXIT) {
 		ex->exit_code = m.exit_code;
 		ex->signal = m.signal;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "sandbox/native/native.h"
+#include "util/fd.h"
 
 int nat_resolve_user(const char *name, uid_t *uid, gid_t *gid, struct sb_error *err)
 {
@@ -222,13 +223,9 @@ int nat_userns_probe(uid_t uid, gid_t gid, bool drop_root, const char **step)
 	}
 	close(fds[1]);
 	int res[2] = {ECHILD, 0};
-	ssize_t r;
-	do
-		r = read(fds[0], res, sizeof res);
-	while (r < 0 && errno == EINTR);
+	SB_RETRY_EINTR(read(fds[0], res, sizeof res));
 	close(fds[0]);
-	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-		;
+	SB_RETRY_EINTR(waitpid(pid, NULL, 0));
 	*step = steps[res[1] >= 0 && res[1] < 8 ? res[1] : 0];
 	return res[0];
 }

@@ -22,6 +22,7 @@
 #include "core/exit_status.h"
 #include "sandbox/podman/podman.h"
 #include "sandbox/sandbox.h"
+#include "util/fd.h"
 
 extern char **environ;
 
@@ -57,9 +58,8 @@ static const char sage_user_hook[] =
 static int wait_status(pid_t pid)
 {
 	int st;
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -1;
+	if (SB_RETRY_EINTR(waitpid(pid, &st, 0)) < 0)
+		return -1;
 	return st;
 }
 

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "util/fd.h"
 
 extern char **environ;
 
@@ -271,9 +272,8 @@ int pm_run(const char *exe, const char *const *argv, enum pm_engine eng, int tim
 	for (int i = 0; i < 2; i++)
 		if (pfd[i].fd >= 0)
 			close(pfd[i].fd);
-	int st;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
+	int st = 0;
+	SB_RETRY_EINTR(waitpid(pid, &st, 0));
 	o->status = st;
 	o->out = cap_finish(&cb[0]);
 	o->err = cap_finish(&cb[1]);

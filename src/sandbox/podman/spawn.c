@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "sandbox/backends.h"
+#include "util/fd.h"
 
 struct pm_priv {
 	enum pm_engine eng;
@@ -196,13 +197,10 @@ int pm_wait(struct sb_sandbox *sb, struct sb_exit *ex, struct sb_error *err)
 	/* Wait without reaping, then reap under the lock: kill() never
 	 * signals a pid that could already belong to someone else. */
 	siginfo_t si;
-	while (waitid(P_PID, (id_t)sb->pid, &si, WEXITED | WNOWAIT) < 0 && errno == EINTR)
-		;
+	SB_RETRY_EINTR(waitid(P_PID, (id_t)sb->pid, &si, WEXITED | WNOWAIT));
 	int st = 0;
 	pthread_mutex_lock(&p->lock);
-	pid_t r;
-	while ((r = waitpid(sb->pid, &st, 0)) < 0 && errno == EINTR)
-		;
+	pid_t r = SB_RETRY_EINTR(waitpid(sb->pid, &st, 0));
 	p->reaped = true;
 	bool removed = p->removed;
 	pthread_mutex_unlock(&p->lock);
