@@ -1,24 +1,18 @@
 // Shared helpers for the `sagebox mcp --http` tests: start a server on a
 // free loopback port (its URL read from its stderr), tokens, raw requests
-// with the 2026-07-28 headers, and process checks.
+// with the 2026-07-28 headers; process checks come from tests/lib/procs.js.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync, chmodSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-export const BIN = process.env.SAGEBOX_BIN || path.resolve(here, '../../build/sagebox');
+import { BIN, sleep } from '../lib/procs.js';
+
+export {
+  BIN, TOOL_NAMES, sleep, textOf, processesWith, waitFor, uniqueMarker, markedSleep,
+} from '../lib/procs.js';
 export const MODERN = '2026-07-28';
-// Every tool tools/list offers, sorted (as tests/mcp/helpers.js).
-export const TOOL_NAMES = [
-  'file_export', 'file_list', 'file_read', 'file_write',
-  'job_cancel', 'job_output', 'job_start', 'job_status',
-  'run_python', 'run_sagemath', 'run_shell', 'sandbox_self_test', 'sandbox_status',
-  'session_close', 'session_list', 'session_open', 'session_reset',
-];
-export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 export function tempDir(tag) {
   return mkdtempSync(path.join(tmpdir(), `sagebox-http-${tag}-`));
@@ -116,42 +110,4 @@ export async function modern(url, token, method, params = {}, { headers = {}, si
   const a = await readAnswer(res);
   a.answer = a.messages.find((m) => m.id === msg.id && !m.method);
   return a;
-}
-
-// Processes whose command line contains marker.
-export function processesWith(marker) {
-  const found = [];
-  for (const pid of readdirSync('/proc')) {
-    if (!/^\d+$/.test(pid) || Number(pid) === process.pid) continue;
-    let cmd;
-    try {
-      cmd = readFileSync(`/proc/${pid}/cmdline`, 'latin1');
-    } catch {
-      continue;
-    }
-    if (cmd.includes(marker)) found.push({ pid: Number(pid), cmd: cmd.replaceAll('\0', ' ') });
-  }
-  return found;
-}
-
-export async function waitFor(pred, ms = 30000, step = 100) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await pred()) return true;
-    await sleep(step);
-  }
-  return false;
-}
-
-export function uniqueMarker(tag) {
-  return `sbxhttp-${tag}-${process.pid}-${Date.now()}-${Math.floor(Math.random() * 1e9)}`;
-}
-
-// Shell code that sleeps with marker in two processes' argv.
-export function markedSleep(marker, seconds = 300) {
-  return `sh -c 'sleep ${seconds}; true' ${marker} &\nsh -c 'sleep ${seconds}; true' ${marker}\nwait\n`;
-}
-
-export function textOf(result) {
-  return result.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n');
 }

@@ -1,27 +1,21 @@
-// Shared helpers for the `sagebox mcp` tests: where the binary is, an SDK
-// client over stdio, a raw line-level client, and process checks.
+// Shared helpers for the `sagebox mcp` tests: an SDK client over stdio, a
+// raw line-level client, and (from tests/lib/procs.js) where the binary is
+// and process checks.
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 import { inflateSync } from 'node:zlib';
 import assert from 'node:assert/strict';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-export const BIN = process.env.SAGEBOX_BIN || path.resolve(here, '../../build/sagebox');
+import { BIN, sleep } from '../lib/procs.js';
+
+export {
+  BIN, TOOL_NAMES, sleep, textOf, processesWith, waitFor, waitGone, waitPresent, uniqueMarker, markedSleep,
+} from '../lib/procs.js';
 export const REVISIONS = ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'];
 export const LATEST = '2025-11-25';
-// Every tool tools/list offers, sorted (the session, file and job tools of
-// issue 10 beside the run, status and self-test tools).
-export const TOOL_NAMES = [
-  'file_export', 'file_list', 'file_read', 'file_write',
-  'job_cancel', 'job_output', 'job_start', 'job_status',
-  'run_python', 'run_sagemath', 'run_shell', 'sandbox_self_test', 'sandbox_status',
-  'session_close', 'session_list', 'session_open', 'session_reset',
-];
 
 export function serverEnv(extra = {}) {
   return { ...process.env, ...extra };
@@ -49,55 +43,6 @@ export async function closeClient(c) {
   await sleep(100);
   const err = c.stderr.join('');
   assert.doesNotMatch(err, /ERROR: AddressSanitizer|ERROR: LeakSanitizer|WARNING: ThreadSanitizer|runtime error:/, err);
-}
-
-export function textOf(result) {
-  return result.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n');
-}
-
-export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-// Processes whose command line contains `marker` (never this test process).
-export function processesWith(marker) {
-  const found = [];
-  for (const pid of readdirSync('/proc')) {
-    if (!/^\d+$/.test(pid) || Number(pid) === process.pid) continue;
-    let cmd;
-    try {
-      cmd = readFileSync(`/proc/${pid}/cmdline`, 'latin1');
-    } catch {
-      continue;
-    }
-    if (cmd.includes(marker)) found.push({ pid: Number(pid), cmd: cmd.replaceAll('\0', ' ') });
-  }
-  return found;
-}
-
-export async function waitGone(marker, ms = 10000) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (processesWith(marker).length === 0) return [];
-    await sleep(100);
-  }
-  return processesWith(marker);
-}
-
-export async function waitPresent(marker, ms = 30000) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (processesWith(marker).length > 0) return true;
-    await sleep(100);
-  }
-  return false;
-}
-
-export function uniqueMarker(tag) {
-  return `sbxmark-${tag}-${process.pid}-${Date.now()}-${Math.floor(Math.random() * 1e9)}`;
-}
-
-// Shell code that runs for `seconds` with `marker` in two processes' argv.
-export function markedSleep(marker, seconds = 300) {
-  return `sh -c 'sleep ${seconds}; true' ${marker} &\nsh -c 'sleep ${seconds}; true' ${marker}\nwait\n`;
 }
 
 // A raw client: writes lines (or bytes) and reads every line the server
