@@ -1,10 +1,9 @@
 // Helpers for the sessions suite: an SDK client (tests/mcp/helpers.js) and
 // the session, file and job tools as small functions.
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync } from 'node:fs';
 
 export {
-  BIN, sdkClient, closeClient, textOf, sleep, processesWith, waitGone, waitPresent, uniqueMarker,
+  BIN, sdkClient, closeClient, textOf, sleep, processesWith, waitFor, waitGone, waitPresent, uniqueMarker,
 } from '../mcp/helpers.js';
 import { textOf } from '../mcp/helpers.js';
 
@@ -65,19 +64,4 @@ export async function out(c, sid, lang, code) {
   const res = await run(c, sid, lang, code);
   assert.equal(res.r.isError, false, res.text);
   return res.s.stdout;
-}
-
-// Host pids of sandbox processes whose environment or command line holds
-// marker (a session's processes are the host's too, in another pid namespace).
-export function hostPidsWith(marker) {
-  const found = [];
-  for (const pid of readdirSync('/proc')) {
-    if (!/^\d+$/.test(pid) || Number(pid) === process.pid) continue;
-    try {
-      if (readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes(marker)) found.push(Number(pid));
-    } catch {
-      // gone
-    }
-  }
-  return found;
 }

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 
 import {
-  sdkClient, closeClient, call, ok, fails, open, out, LONG, sleep, processesWith, waitGone, uniqueMarker,
+  sdkClient, closeClient, call, ok, fails, open, out, LONG, sleep, processesWith, waitFor, waitGone, uniqueMarker,
 } from './helpers.js';
 
 async function waitState(c, id, done = (s) => !['queued', 'running'].includes(s.state), ms = 60000) {
@@ -48,6 +48,17 @@ async function controllerOf(c, sid) {
   assert.deepEqual(await waitGone(marker, 5000), []);
   return ctl;
 }
+
+// SIGCONT to a controller a test stopped, which may be gone (as it should).
+function resume(ctl) {
+  try {
+    process.kill(ctl, 'SIGCONT');
+  } catch {
+    // gone
+  }
+}
+
+const gone = (pid) => waitFor(() => !existsSync(`/proc/${pid}`), 5000);
 
 // A job started in session sid while its controller is stopped (SIGSTOP
 // from here): its frame waits in the controller's pipe, unread, so it is
@@ -185,16 +196,11 @@ describe('background jobs', () => {
       assert.ok(took < 10000, `settled after ${took} ms`);
       assert.equal(st.exit_code, null);
     } finally {
-      try {
-        process.kill(ctl, 'SIGCONT');
-      } catch {
-        // gone, as it should be
-      }
+      resume(ctl);
     }
     // the session's sandbox is gone, the stopped controller with it, and the
     // job never ran
-    for (let i = 0; i < 50 && existsSync(`/proc/${ctl}`); i++) await sleep(100);
-    assert.equal(existsSync(`/proc/${ctl}`), false, 'the controller is gone');
+    assert.ok(await gone(ctl), 'the controller is gone');
     assert.deepEqual(processesWith(job.marker), []);
     await fails(c, 'run_python', { session_id: sid, code: '1' },
       /ended: it did not answer when a job it was starting was cancelled, and was closed/);
@@ -253,14 +259,9 @@ describe('a job its session does not start', () => {
       assert.equal(st.state, 'failed', JSON.stringify(st));
       assert.equal(st.error, 'its session did not start it within 60 s, and was closed');
     } finally {
-      try {
-        process.kill(ctl, 'SIGCONT'); // were it alive, it would start the job now
-      } catch {
-        // gone, as it should be
-      }
+      resume(ctl); // were it alive, it would start the job now
     }
-    for (let i = 0; i < 50 && existsSync(`/proc/${ctl}`); i++) await sleep(100);
-    assert.equal(existsSync(`/proc/${ctl}`), false, 'the controller is gone');
+    assert.ok(await gone(ctl), 'the controller is gone');
     await sleep(1000);
     assert.deepEqual(processesWith(job.marker), [], 'the job never runs');
     await fails(c, 'run_python', { session_id: sid, code: '1' }, /ended: it did not start a job within 60 s, and was closed/);
