@@ -27,6 +27,39 @@ def test_globals_do_not_leak_sage(healthy):
     assert ok(r) and r["stdout"] == "Expression False False\n", r
 
 
+# What a job sees of its namespace: every name, and what the pre-touch
+# cells bind (R, x) is not among them: they ran in a dict of their own.
+NAMESPACE_PROBE = ("import hashlib\n"
+                   "names = sorted(k for k in globals() if k not in ('hashlib', 'names'))\n"
+                   "print(len(names), hashlib.sha256(' '.join(names).encode()).hexdigest())\n"
+                   "print(type(x).__name__, 'R' in globals(), repr(QQ))\n")
+
+
+def test_job_namespace_is_pristine_sage_after_the_pretouch(healthy):
+    """The job runs in the worker's Sage namespace itself (its fork's copy),
+    not a copy of it: what a spare ran while it waited for its job must not
+    be there, and it must be what a fresh `sage -q` script gets."""
+    from conftest import sagebox_run
+    time.sleep(1.5)  # the next spare is forked and has run its pre-touch
+    warm = healthy.run(NAMESPACE_PROBE, "sage")
+    assert ok(warm), warm
+    fresh, _ = sagebox_run(NAMESPACE_PROBE, "sage", args=("--backend", "native", "--isolation", "fresh"))
+    assert ok(fresh), fresh
+    assert warm["stdout"] == fresh["stdout"], (warm["stdout"], fresh["stdout"])
+    count, _, line2 = warm["stdout"].partition(" ")
+    assert int(count) > 1000 and line2.splitlines()[1] == "Expression False Rational Field", warm
+
+
+def test_job_may_rebind_and_delete_sage_names(healthy):
+    """The namespace is the job's own: del of a predefined name, var(), a
+    function seeing the cell's names; none of it reaches the next job."""
+    r = healthy.run("del x\nprint('x' in globals())\nvar('y')\nz = y^2\n"
+                    "def f():\n    return z + 1\nprint(f())\nQQ = 7\n", "sage")
+    assert ok(r) and r["stdout"] == "False\ny^2 + 1\n", r
+    r = healthy.run("print(type(x).__name__, 'y' in globals(), 'z' in globals(), repr(QQ))", "sage")
+    assert ok(r) and r["stdout"] == "Expression False False Rational Field\n", r
+
+
 def test_work_dir_and_tmp_fresh_per_job(healthy):
     r = healthy.run(r"""
 import os, sys

@@ -70,15 +70,17 @@ def print_user_traceback():
     traceback.print_exception(etype, value, tb)
 
 
-def run_cell(src, glb, name=CELL):
-    """Run src in glb. Returns the process exit status it asks for."""
+def run_cell(src, glb, name=CELL, loc=None):
+    """Run src in glb. Returns the process exit status it asks for. With
+    loc, the cell's own top-level names go there and glb is only read (as
+    exec's locals: a function the cell defines does not see them)."""
     import linecache
     linecache.cache[name] = (len(src), None, src.splitlines(True), name)
     try:
         body, expr = compile_cell(src, name)
-        exec(body, glb)
+        exec(body, glb, loc)
         if expr is not None:
-            show(eval(expr, glb))
+            show(eval(expr, glb, loc))
     except SystemExit as e:
         code = e.code
         if code is None:

@@ -600,10 +600,6 @@ class Worker:
             os.setsid()
             confine.prefer_oom_kill()
             confine.scope_signals_and_sockets()
-            # The job's copy of the pristine Sage namespace, made now: its
-            # copy-on-write faults (a reference to every name) are paid
-            # before the job. Memory only: no file is read before the go.
-            glb = dict(self.glb) if self.glb is not None else None
             if os.read(job_r, len(GO)) != GO:
                 os._exit(0)  # dropped before its go
             if not job_waiting:
@@ -651,7 +647,7 @@ class Worker:
             # Besides fds 0-2, the job holds only its figure pipe
             # (close-on-exec: no program it runs inherits it).
             figures.begin(fig_w, hdr.get("figures"))
-            status = self._child_run(lang, code, glb)
+            status = self._child_run(lang, code)
         except BaseException:
             try:
                 cell.print_user_traceback()
@@ -671,12 +667,16 @@ class Worker:
         import select
         if self.kind == "sage" and self.glb is None:
             return
-        glb = dict(self.glb) if self.glb is not None else cell.python_globals()
+        glb = self.glb if self.glb is not None else cell.python_globals()
         for src in PRETOUCH[self.kind]:
             if select.select([job_r], [], [], 0)[0]:
                 break
             try:
-                cell.run_cell(cell.sage_preparse(src) if self.glb is not None else src, glb)
+                # Its names go to a dict of its own: the job gets the
+                # pristine namespace itself, not a copy (copying it would
+                # write a reference count into every Sage object's page,
+                # ~1,500 copy-on-write faults: docs/WARM.md).
+                cell.run_cell(cell.sage_preparse(src) if self.glb is not None else src, glb, loc={})
             except BaseException:
                 pass
         # as the worker left them (run_cell's display and traceback source)
@@ -692,15 +692,15 @@ class Worker:
         if "numpy.random" in sys.modules:
             sys.modules["numpy.random"].seed()
 
-    def _child_run(self, lang, code, glb=None):
+    def _child_run(self, lang, code):
         def sage_glb():
             if self.import_error is not None:
                 sys.stderr.write(self.import_error)
                 return None
-            if glb is not None:
-                return glb  # the copy of the pristine namespace made ahead
             if self.glb is not None:
-                return dict(self.glb)
+                # The worker's pristine namespace, as this child's fork
+                # has it: the job is the only one to run in it.
+                return self.glb
             # One job (fresh): Sage is imported here, in the job's child,
             # and its import chatter is not the job's output.
             fresh = cell.sage_globals_quietly()
