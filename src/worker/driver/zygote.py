@@ -247,6 +247,10 @@ class Worker:
                 t = _us()
                 self._reset()
                 self.between = {"reset_us": _us() - t}
+                if self.spares and self.dirty is None:
+                    # the spare forked during the job (back to back): it
+                    # may set itself up for the next job now
+                    self._go(self.spares[0])
             elif t != "cancel":  # a cancel for a job that already ended
                 raise Malformed("unexpected frame %r" % (t,))
         os.write(self.diag, ("sagebox worker: retiring: %s\n" % self.dirty).encode())
@@ -271,10 +275,11 @@ class Worker:
             self.dirty = self.dirty or self.janitor.ask({"op": "reset", "job_work": self.job_work})
 
     # -- the spare: the next job's child, forked and set up ahead of time
-    def _fork_spare(self, job_waiting=False):
+    def _fork_spare(self, pretouch_after=0.0):
         """Fork the child the next job will run in, off the job's critical
         path: it sets itself up and waits for its job on a private pipe.
-        job_waiting: a job is already here (no time to pre-touch)."""
+        pretouch_after: how long after its go it waits for a job before it
+        pre-touches (None: a job is already here, no time to pre-touch)."""
         fds = {}
         names = ("job", "out", "err", "fig") + (("trace",) if self.trace else ())
         work = self.base
@@ -302,7 +307,7 @@ class Worker:
             trace_w = fds["trace"][1] if self.trace else -1
             self._child(work, keep, [fd for fd in self.private
                                      if fd not in keep and fd not in (trace_w, self.job_cgroup)],
-                        job_waiting, trace_w)
+                        pretouch_after, trace_w)
         for name in names:
             self._close(fds[name][1] if name != "job" else fds[name][0])
         return {"pid": pid, "job_w": fds["job"][1], "out_r": fds["out"][0],
@@ -362,7 +367,7 @@ class Worker:
                 pass
             self._go(sp)  # (called after the previous job's reset)
             return sp
-        sp = self._fork_spare(job_waiting=True)
+        sp = self._fork_spare(pretouch_after=None)
         self._go(sp)
         return sp
 
@@ -441,7 +446,10 @@ class Worker:
         if self.back_to_back and not self.spares and not self.warmups:
             t = _us()
             try:
-                self.spares.append(self._fork_spare())
+                # When the next call comes back to back too, it finds this
+                # child waiting, not in the middle of a pre-touch cell (the
+                # job then pays those faults itself, as the cell would have).
+                self.spares.append(self._fork_spare(pretouch_after=BACK_TO_BACK_US / 1e6))
                 keep.append(self.spares[-1]["pid"])
             except OSError:
                 pass  # (this job holds the pids or memory: forked after it)
@@ -583,7 +591,7 @@ class Worker:
             buf[:] = bytes(CHILD_STAMP_BYTES)
 
     # -- the child: becomes the job
-    def _child(self, work, keep, close, job_waiting=False, trace_w=-1):
+    def _child(self, work, keep, close, pretouch_after=0.0, trace_w=-1):
         import signal
         job_r, out_w, err_w, fig_w = keep
         status = 1
@@ -600,11 +608,14 @@ class Worker:
             os.setsid()
             confine.prefer_oom_kill()
             confine.scope_signals_and_sockets()
+            # Fresh seeds now, ahead of the go (getrandom(2) only, no file):
+            # in a new fork they cost ~15 ms of copy-on-write faults, paid
+            # while the job before this child's still runs.
+            self._reseed()
             if os.read(job_r, len(GO)) != GO:
                 os._exit(0)  # dropped before its go
-            if not job_waiting:
-                self._pretouch(job_r)
-            self._reseed()
+            if pretouch_after is not None:
+                self._pretouch(job_r, pretouch_after)
             # What the job may add to is what it inherits (read here, before
             # the job: nothing allocates much between now and its code).
             data_bytes = memory.status_kib("VmData") * 1024
@@ -655,13 +666,14 @@ class Worker:
                 pass
         _child_exit(status)
 
-    def _pretouch(self, job_r):
+    def _pretouch(self, job_r, after):
         """Run typical small cells here, after the go and before the job,
         while fds 1 and 2 are still /dev/null: the copy-on-write faults and
         cold caches that every child of the worker would otherwise pay at
         the start of its job are paid while it waits. One cell at a time,
         and no more once the job is here (it pays the rest itself, no
-        later than it would have)."""
+        later than it would have). Not before `after` seconds have passed
+        without a job: a job that comes while a cell runs waits for it."""
         import builtins
         import linecache
         import select
@@ -669,8 +681,9 @@ class Worker:
             return
         glb = self.glb if self.glb is not None else cell.python_globals()
         for src in PRETOUCH[self.kind]:
-            if select.select([job_r], [], [], 0)[0]:
+            if select.select([job_r], [], [], after)[0]:
                 break
+            after = 0
             try:
                 # Its names go to a dict of its own: the job gets the
                 # pristine namespace itself, not a copy (copying it would
