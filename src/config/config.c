@@ -47,10 +47,12 @@ static const struct setting settings[] = {
 	{"worker_max_minutes", K_UINT, "1-1440", "recycle a warm worker after this many minutes", 1, 1440, F(worker_max_minutes)},
 	{"max_concurrent", K_UINT, "1-32", "jobs running at once", 1, 32, F(max_concurrent)},
 	{"max_sessions", K_UINT, "0-32 (0: sessions off)", "open sessions per client", 0, 32, F(max_sessions)},
+	{"max_sessions_total", K_UINT, "1-256", "open sessions of all clients together", 1, 256, F(max_sessions_total)},
 	{"session_idle_minutes", K_UINT, "1-1440", "a session unused this long is closed", 1, 1440, F(session_idle_minutes)},
 	{"workspace_size", K_SIZE, "1m-16g (k, m, g)", "size of a session's /work (a tmpfs)", 0, 0, F(workspace_size)},
 	{"job_timeout", K_UINT, "1-86400 (seconds)", "the longest a background job may run", 1, 86400, F(job_timeout_s)},
 	{"max_jobs", K_UINT, "0-32 (0: jobs off)", "running background jobs per client", 0, 32, F(max_jobs)},
+	{"max_jobs_total", K_UINT, "1-256", "running background jobs of all clients together", 1, 256, F(max_jobs_total)},
 	{"share", K_SHARE, "comma-separated host directories, empty for none", "shared READ-ONLY with every sandbox at /data/NAME: the code can read them", 0, 0, F(share)},
 	{"export_dir", K_DIR, "a host directory, empty for off", "file_export copies workspace files here (new names, never overwriting)", 0, 0, F(export_dir)},
 };
@@ -85,11 +87,13 @@ void sb_config_defaults(struct sb_config *cfg)
 	cfg->worker_max_minutes = 60;
 	cfg->max_concurrent = 4;
 	cfg->max_sessions = 4;
+	cfg->max_sessions_total = 16;
 	cfg->session_idle_minutes = 30;
 	snprintf(cfg->workspace_size, sizeof cfg->workspace_size, "256m");
 	cfg->workspace_bytes = 256ull << 20;
 	cfg->job_timeout_s = 3600;
 	cfg->max_jobs = 4;
+	cfg->max_jobs_total = 16;
 }
 
 static const struct setting *find(const char *key)
@@ -478,10 +482,12 @@ json_t *sb_config_to_json(const struct sb_config *c)
 	json_t *shares = json_array();
 	for (unsigned i = 0; i < c->n_shares; i++)
 		json_array_append_new(shares, json_string(c->shares[i]));
-	json_object_update_new(o, json_pack("{s:I, s:I, s:s, s:I, s:I, s:o, s:s}", "max_sessions",
-					    (json_int_t)c->max_sessions, "session_idle_minutes",
+	json_object_update_new(o, json_pack("{s:I, s:I, s:I, s:s, s:I, s:I, s:I, s:o, s:s}", "max_sessions",
+					    (json_int_t)c->max_sessions, "max_sessions_total",
+					    (json_int_t)c->max_sessions_total, "session_idle_minutes",
 					    (json_int_t)c->session_idle_minutes, "workspace_size", c->workspace_size,
 					    "job_timeout", (json_int_t)c->job_timeout_s, "max_jobs", (json_int_t)c->max_jobs,
-					    "share", shares, "export_dir", c->export_dir));
+					    "max_jobs_total", (json_int_t)c->max_jobs_total, "share", shares, "export_dir",
+					    c->export_dir));
 	return o;
 }

@@ -40,11 +40,13 @@ struct sb_config {
 	unsigned max_concurrent;       /* jobs running at once */
 	/* Sessions and background jobs (issue 10). */
 	unsigned max_sessions;         /* open sessions per client; 0: sessions off */
+	unsigned max_sessions_total;   /* open sessions of all clients together (HTTP) */
 	unsigned session_idle_minutes; /* a session unused this long is closed */
 	char workspace_size[16];       /* a session's /work tmpfs, "256m" */
 	uint64_t workspace_bytes;      /* the same, in bytes */
 	unsigned job_timeout_s;        /* the longest a background job may run */
 	unsigned max_jobs;             /* running background jobs per client; 0: jobs off */
+	unsigned max_jobs_total;       /* running background jobs of all clients together */
 	char share[1024];              /* the setting as given (comma-separated), "" none */
 	char shares[SB_SHARES_MAX][PATH_MAX]; /* ... each resolved (realpath) */
 	unsigned n_shares;

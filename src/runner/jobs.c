@@ -308,15 +308,25 @@ int sb_job_start(struct sb_sessions *ss, const char *owner, enum sb_lang lang, c
 	j->cancel[0] = j->cancel[1] = -1;
 	*c = (struct job_ctx){ss, j};
 
+	/* Counted and listed under one hold of the lock: concurrent starts,
+	 * of one client or of many, cannot overshoot either limit. */
 	pthread_mutex_lock(&ss->lock);
-	unsigned have = 0;
+	unsigned have = 0, all = 0;
 	for (struct bjob *o = ss->jobs; o; o = o->next)
-		have += running(o) && !strcmp(o->owner, owner);
+		if (running(o)) {
+			all++;
+			have += !strcmp(o->owner, owner);
+		}
 	int rc = -1;
 	if (have >= cfg->max_jobs) {
 		sb_fail(err, "you already have %u background jobs running, the most allowed (max_jobs = %u)", have,
 			cfg->max_jobs);
 		sb_hint(err, "wait for one to finish (job_status) or cancel one with job_cancel");
+	} else if (all >= cfg->max_jobs_total) {
+		sb_fail(err, "the server already has %u background jobs running, the most allowed for all clients "
+			     "together (max_jobs_total = %u)", all, cfg->max_jobs_total);
+		sb_hint(err, "wait for one to finish (job_status) or cancel one of yours with job_cancel, or try again "
+			     "when other clients' jobs have ended; the operator can raise it with --max-jobs-total N");
 	} else if (ss->stopping) {
 		sb_fail(err, "sagebox is shutting down");
 	} else if (sb_pipe(j->cancel) || pthread_create(&j->thread, NULL, job_thread, c) != 0) {

@@ -164,6 +164,33 @@ static void *maker_main(void *arg)
 	return NULL;
 }
 
+/* Under the lock: -1 with err when owner may not open one more session:
+ * its own max_sessions, or max_sessions_total of every client together
+ * (over HTTP many clients share one server: without a total, N clients
+ * could start N * max_sessions sandboxes). Anonymous sessions (a job's
+ * sandbox of its own) count as jobs, not here. */
+static int no_room_locked(struct sb_sessions *ss, const char *owner, struct sb_error *err)
+{
+	unsigned mine = 0, all = 0, max = ss->cfg->max_sessions, total = ss->cfg->max_sessions_total;
+	for (struct sess *s = ss->list; s; s = s->next)
+		if (!s->anonymous) {
+			all++;
+			mine += !strcmp(s->owner, owner);
+		}
+	if (mine >= max) {
+		sb_fail(err, "you already have %u open sessions, the most allowed (max_sessions = %u)", mine, max);
+		return sb_hint(err, "close one you no longer need with session_close (session_list shows them)");
+	}
+	if (all >= total) {
+		sb_fail(err, "the server already has %u open sessions, the most allowed for all clients together "
+			     "(max_sessions_total = %u)", all, total);
+		return sb_hint(err, "close one of yours you no longer need with session_close (session_list shows "
+				    "them), or try again when other clients have closed theirs; the operator can raise "
+				    "it with --max-sessions-total N");
+	}
+	return 0;
+}
+
 struct sess *reg_new_session(struct sb_sessions *ss, const char *owner, enum sb_lang lang, bool anonymous,
 			     bool *from_spare, struct sb_error *err)
 {
@@ -182,6 +209,8 @@ struct sess *reg_new_session(struct sb_sessions *ss, const char *owner, enum sb_
 	struct sess *s = ss->stopping ? NULL : sp->ready;
 	if (!s && !ss->stopping) {
 		*err = sp->err;
+	} else if (s && !anonymous && no_room_locked(ss, owner, err)) {
+		s = NULL; /* another open took the last place meanwhile; the spare stays ready */
 	} else if (s) {
 		sp->ready = NULL;
 		if (reg_new_id(s->id, "s_")) {
@@ -311,20 +340,18 @@ void sb_sessions_free(struct sb_sessions *ss)
 int sb_session_open(struct sb_sessions *ss, const char *owner, enum sb_lang lang, struct sb_session_opened *out,
 		    struct sb_error *err)
 {
-	unsigned max = ss->cfg->max_sessions, have = 0;
-	if (!max) {
+	if (!ss->cfg->max_sessions) {
 		sb_fail(err, "sessions are turned off here (max_sessions = 0)");
 		return sb_hint(err, "use the run tools without session_id; the user can enable sessions with "
 				    "--max-sessions N");
 	}
+	/* Refused at once when there is no room; reg_new_session checks again
+	 * as it lists the new session, under the same hold of the lock. */
 	pthread_mutex_lock(&ss->lock);
-	for (struct sess *s = ss->list; s; s = s->next)
-		have += !s->anonymous && !strcmp(s->owner, owner);
+	int full = no_room_locked(ss, owner, err);
 	pthread_mutex_unlock(&ss->lock);
-	if (have >= max) {
-		sb_fail(err, "you already have %u open sessions, the most allowed (max_sessions = %u)", have, max);
-		return sb_hint(err, "close one you no longer need with session_close (session_list shows them)");
-	}
+	if (full)
+		return -1;
 	struct sess *s = reg_new_session(ss, owner, lang, false, &out->from_spare, err);
 	if (!s)
 		return -1;
@@ -379,8 +406,9 @@ json_t *sb_session_list(struct sb_sessions *ss, const char *owner)
 		json_array_append_new(arr, o);
 		reg_put(ss, s);
 	}
-	return json_pack("{s:o, s:I, s:I}", "sessions", arr, "max_sessions", (json_int_t)ss->cfg->max_sessions,
-			 "idle_expiry_s", (json_int_t)ss->cfg->session_idle_minutes * 60);
+	return json_pack("{s:o, s:I, s:I, s:I}", "sessions", arr, "max_sessions", (json_int_t)ss->cfg->max_sessions,
+			 "max_sessions_total", (json_int_t)ss->cfg->max_sessions_total, "idle_expiry_s",
+			 (json_int_t)ss->cfg->session_idle_minutes * 60);
 }
 
 json_t *sb_session_usage(struct sb_sessions *ss, const char *owner)
@@ -390,9 +418,10 @@ json_t *sb_session_usage(struct sb_sessions *ss, const char *owner)
 	for (struct sess *s = ss->list; s; s = s->next)
 		n += !s->anonymous && !strcmp(s->owner, owner);
 	pthread_mutex_unlock(&ss->lock);
-	return json_pack("{s:I, s:I, s:I, s:I}", "sessions", (json_int_t)n, "max_sessions",
-			 (json_int_t)ss->cfg->max_sessions, "running_jobs", (json_int_t)jobs_running_of(ss, owner),
-			 "max_jobs", (json_int_t)ss->cfg->max_jobs);
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "sessions", (json_int_t)n, "max_sessions",
+			 (json_int_t)ss->cfg->max_sessions, "max_sessions_total", (json_int_t)ss->cfg->max_sessions_total,
+			 "running_jobs", (json_int_t)jobs_running_of(ss, owner), "max_jobs",
+			 (json_int_t)ss->cfg->max_jobs, "max_jobs_total", (json_int_t)ss->cfg->max_jobs_total);
 }
 
 int sb_session_close(struct sb_sessions *ss, const char *owner, const char *id, struct sb_error *err)

@@ -17,8 +17,11 @@
  * own; its output goes to a pageable log. Jobs end with their session or
  * with sagebox.
  *
- * Limits per client: max_sessions open sessions, max_jobs running jobs. A
- * session unused for session_idle_minutes (no call, no running job) is
+ * Limits per client: max_sessions open sessions, max_jobs running jobs;
+ * and of all clients together (one HTTP server, many tokens):
+ * max_sessions_total, max_jobs_total. Each is checked and the session or
+ * job listed under one hold of the registry's lock, so concurrent opens
+ * cannot overshoot. A session unused for session_idle_minutes (no call, no running job) is
  * closed. One ready spare sandbox per language in use makes session_open
  * (and job_start) fast. Thread-safe: every function may be called from any
  * thread. */
@@ -55,10 +58,13 @@ struct sb_session_opened {
 int sb_session_open(struct sb_sessions *ss, const char *owner, enum sb_lang lang, struct sb_session_opened *out,
 		    struct sb_error *err);
 /* {"sessions": [{session_id, lang, age_s, idle_s, busy, memory_bytes,
- * private_memory_bytes, running_jobs: [...]}], "max_sessions", ...}. */
+ * private_memory_bytes, running_jobs: [...]}], "max_sessions",
+ * "max_sessions_total", ...}. */
 json_t *sb_session_list(struct sb_sessions *ss, const char *owner);
 /* What owner uses, for the status tool (never another owner's):
- * {sessions, max_sessions, running_jobs, max_jobs}. */
+ * {sessions, max_sessions, max_sessions_total, running_jobs, max_jobs,
+ * max_jobs_total} (the totals are limits; other clients' counts are not
+ * shown). */
 json_t *sb_session_usage(struct sb_sessions *ss, const char *owner);
 /* Fresh globals (a new interpreter), files kept. */
 int sb_session_reset(struct sb_sessions *ss, const char *owner, const char *id, struct sb_error *err);

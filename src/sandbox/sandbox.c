@@ -50,8 +50,10 @@ void sb_backend_settings_from(const struct sb_config *cfg, struct sb_backend_set
 	s->shares = (const char (*)[PATH_MAX])cfg->shares;
 	s->n_shares = cfg->n_shares;
 	/* Idle warm workers of both kinds, every job slot, and one client's
-	 * sessions with a spare per language. */
-	s->max_sandboxes = cfg->pool_size * 2 + cfg->max_concurrent + cfg->max_sessions + 3;
+	 * sessions (fewer when the total of all clients is lower) with a spare
+	 * per language. */
+	unsigned sessions = cfg->max_sessions < cfg->max_sessions_total ? cfg->max_sessions : cfg->max_sessions_total;
+	s->max_sandboxes = cfg->pool_size * 2 + cfg->max_concurrent + sessions + 3;
 	s->commands[0].name = "sage", s->commands[0].path = cfg->sage;
 	s->commands[1].name = "python", s->commands[1].path = cfg->python;
 	s->commands[2].name = "shell", s->commands[2].path = cfg->shell;

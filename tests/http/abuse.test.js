@@ -124,8 +124,8 @@ describe('HTTP abuse', { timeout: 900000 }, () => {
 
     // The status: each client its own usage, never another's name or ids.
     const mine = await okCall(tokens.alice, 'sandbox_status', {});
-    assert.deepEqual(mine.mcp.usage, { sessions: 1, max_sessions: mine.mcp.usage.max_sessions, running_jobs: 1,
-      max_jobs: mine.mcp.usage.max_jobs });
+    assert.deepEqual(mine.mcp.usage, { sessions: 1, max_sessions: 4, max_sessions_total: 16, running_jobs: 1,
+      max_jobs: 4, max_jobs_total: 16 });
     const theirs = await call(tokens.bob, 'sandbox_status', {});
     assert.equal(theirs.answer.result.structuredContent.mcp.client, 'bob');
     assert.equal(theirs.answer.result.structuredContent.mcp.usage.sessions, 0);

@@ -116,6 +116,23 @@ int main(void)
 	CHECK(sb_config_set(&cfg, "max_sessions", "33", "--max-sessions", &err) == -1);
 	CHECK_STR_CONTAINS(err.msg, "--max-sessions");
 	CHECK_STR_CONTAINS(err.hint, "0-32");
+	/* Totals of all clients together: 1-256, no "off" (0 is refused). */
+	CHECK(cfg.max_sessions_total == 16 && cfg.max_jobs_total == 16);
+	CHECK(sb_config_set(&cfg, "max_sessions_total", "0", "--max-sessions-total", &err) == -1);
+	CHECK_STR_CONTAINS(err.msg, "--max-sessions-total");
+	CHECK_STR_CONTAINS(err.hint, "1-256");
+	CHECK(sb_config_set(&cfg, "max_sessions_total", "257", "x", &err) == -1);
+	CHECK(sb_config_set(&cfg, "max_sessions_total", "256", "x", &err) == 0 && cfg.max_sessions_total == 256);
+	CHECK(sb_config_set(&cfg, "max_jobs_total", "0", "x", &err) == -1);
+	CHECK(sb_config_set(&cfg, "max_jobs_total", "1", "x", &err) == 0 && cfg.max_jobs_total == 1);
+	CHECK(!strcmp(sb_config_key_for_flag("--max-jobs-total"), "max_jobs_total"));
+	char *env_totals[] = {"SAGEBOX_MAX_SESSIONS_TOTAL=3", "SAGEBOX_MAX_JOBS_TOTAL=5", "XDG_CONFIG_HOME=/nonexistent", NULL};
+	CHECK(sb_config_load(&cfg, NULL, env_totals, &err) == 0 && cfg.max_sessions_total == 3 && cfg.max_jobs_total == 5);
+	json_t *tj = sb_config_to_json(&cfg);
+	CHECK(json_integer_value(json_object_get(tj, "max_sessions_total")) == 3 &&
+	      json_integer_value(json_object_get(tj, "max_jobs_total")) == 5);
+	json_decref(tj);
+	sb_config_defaults(&cfg);
 	CHECK(sb_config_set(&cfg, "session_idle_minutes", "0", "x", &err) == -1);
 	CHECK(sb_config_set(&cfg, "job_timeout", "86400", "x", &err) == 0 && cfg.job_timeout_s == 86400);
 	CHECK(sb_config_set(&cfg, "job_timeout", "86401", "x", &err) == -1);
