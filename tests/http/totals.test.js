@@ -15,19 +15,17 @@ import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from '@modelcontextprotocol/client';
 
-import { MODERN, startServer, tokenFile, textOf, uniqueMarker, markedSleep, processesWith, waitFor, sleep }
+import { MODERN, startServer, tokenFile, bearer, textOf, uniqueMarker, markedSleep, processesWith, waitFor, sleep }
   from './helpers.js';
 
 const LONG = 180000;
 const tokens = { alice: randomBytes(24).toString('hex'), bob: randomBytes(24).toString('hex') };
-const auth = (token) => ({ requestInit: { headers: { Authorization: `Bearer ${token}` } } });
 
 // A client: {name, client, call(tool, args) -> {r, text, s}}.
-async function connect(name, v1) {
+async function connect(url, name, v1) {
   const client = v1 ? new ClientV1({ name: `totals-${name}`, version: '1' })
     : new ClientV2({ name: `totals-${name}`, version: '1' }, { versionNegotiation: { mode: { pin: MODERN } } });
-  const transport = v1 ? new HttpV1(new URL(process.env.__SB_TOTALS_URL), auth(tokens[name]))
-    : new HttpV2(new URL(process.env.__SB_TOTALS_URL), auth(tokens[name]));
+  const transport = v1 ? new HttpV1(new URL(url), bearer(tokens[name])) : new HttpV2(new URL(url), bearer(tokens[name]));
   await client.connect(transport);
   const call = async (tool, args = {}) => {
     const r = v1 ? await client.callTool({ name: tool, arguments: args }, undefined, { timeout: LONG })
@@ -67,9 +65,8 @@ describe('server-wide totals: max_sessions_total, max_jobs_total', { timeout: 60
   before(async () => {
     s = await startServer({ args: ['--token-file', tokenFile(tokens), '--max-sessions-total', '1'],
       env: { SAGEBOX_MAX_JOBS_TOTAL: '1' } });
-    process.env.__SB_TOTALS_URL = s.url;
-    alice = await connect('alice', true);
-    bob = await connect('bob', false);
+    alice = await connect(s.url, 'alice', true);
+    bob = await connect(s.url, 'bob', false);
   });
   after(async () => {
     await alice?.client.close();
