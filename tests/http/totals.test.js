@@ -141,7 +141,8 @@ describe('server-wide totals: max_sessions_total, max_jobs_total', { timeout: 60
     assert.equal((await settled(alice, job)).state, 'cancelled');
     assert.ok(await waitFor(() => processesWith(m1).length === 0, 15000), JSON.stringify(processesWith(m1)));
     const bjob = (await ok(bob, 'job_start', { lang: 'shell', code: 'echo bob job' })).job_id;
-    assert.equal((await settled(bob, bjob)).state, 'done');
+    const bst = await settled(bob, bjob);
+    assert.equal(bst.state, 'done', `${JSON.stringify(bst)}\nserver stderr: ${s.stderr().slice(-3000)}`);
     assert.match((await ok(bob, 'job_output', { job_id: bjob })).output, /^bob job\n/);
   });
 
