@@ -717,7 +717,11 @@ class Worker:
             # One job (fresh): Sage is imported here, in the job's child,
             # and its import chatter is not the job's output.
             fresh = cell.sage_globals_quietly()
-            self._reseed()
+            if fresh is not None:
+                # (not after a failed import: a half-imported randstate or
+                # numpy.random, called with no memory left, may raise where
+                # nothing says why)
+                self._reseed()
             return fresh
         return cell.run_code(lang, code, self.shell, sage_glb)
 
