@@ -74,12 +74,19 @@ bool jobs_running_in(struct sb_sessions *ss, const struct sess *s) /* under the 
 	return false;
 }
 
-unsigned jobs_running_of(struct sb_sessions *ss, const char *owner)
+/* Under the lock: running jobs of owner, or of every client (NULL). */
+static unsigned running_of_locked(struct sb_sessions *ss, const char *owner)
 {
 	unsigned n = 0;
-	pthread_mutex_lock(&ss->lock);
 	for (struct bjob *j = ss->jobs; j; j = j->next)
-		n += running(j) && !strcmp(j->owner, owner);
+		n += running(j) && (!owner || !strcmp(j->owner, owner));
+	return n;
+}
+
+unsigned jobs_running_of(struct sb_sessions *ss, const char *owner)
+{
+	pthread_mutex_lock(&ss->lock);
+	unsigned n = running_of_locked(ss, owner);
 	pthread_mutex_unlock(&ss->lock);
 	return n;
 }
@@ -311,12 +318,7 @@ int sb_job_start(struct sb_sessions *ss, const char *owner, enum sb_lang lang, c
 	/* Counted and listed under one hold of the lock: concurrent starts,
 	 * of one client or of many, cannot overshoot either limit. */
 	pthread_mutex_lock(&ss->lock);
-	unsigned have = 0, all = 0;
-	for (struct bjob *o = ss->jobs; o; o = o->next)
-		if (running(o)) {
-			all++;
-			have += !strcmp(o->owner, owner);
-		}
+	unsigned have = running_of_locked(ss, owner), all = running_of_locked(ss, NULL);
 	int rc = -1;
 	if (have >= cfg->max_jobs) {
 		sb_fail(err, "you already have %u background jobs running, the most allowed (max_jobs = %u)", have,

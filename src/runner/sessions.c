@@ -169,14 +169,19 @@ static void *maker_main(void *arg)
  * (over HTTP many clients share one server: without a total, N clients
  * could start N * max_sessions sandboxes). Anonymous sessions (a job's
  * sandbox of its own) count as jobs, not here. */
+/* Under the lock: open sessions of owner, or of every client (NULL). */
+static unsigned sessions_of_locked(struct sb_sessions *ss, const char *owner)
+{
+	unsigned n = 0;
+	for (struct sess *s = ss->list; s; s = s->next)
+		n += !s->anonymous && (!owner || !strcmp(s->owner, owner));
+	return n;
+}
+
 static int no_room_locked(struct sb_sessions *ss, const char *owner, struct sb_error *err)
 {
-	unsigned mine = 0, all = 0, max = ss->cfg->max_sessions, total = ss->cfg->max_sessions_total;
-	for (struct sess *s = ss->list; s; s = s->next)
-		if (!s->anonymous) {
-			all++;
-			mine += !strcmp(s->owner, owner);
-		}
+	unsigned mine = sessions_of_locked(ss, owner), all = sessions_of_locked(ss, NULL);
+	unsigned max = ss->cfg->max_sessions, total = ss->cfg->max_sessions_total;
 	if (mine >= max) {
 		sb_fail(err, "you already have %u open sessions, the most allowed (max_sessions = %u)", mine, max);
 		return sb_hint(err, "close one you no longer need with session_close (session_list shows them)");
@@ -413,10 +418,8 @@ json_t *sb_session_list(struct sb_sessions *ss, const char *owner)
 
 json_t *sb_session_usage(struct sb_sessions *ss, const char *owner)
 {
-	unsigned n = 0;
 	pthread_mutex_lock(&ss->lock);
-	for (struct sess *s = ss->list; s; s = s->next)
-		n += !s->anonymous && !strcmp(s->owner, owner);
+	unsigned n = sessions_of_locked(ss, owner);
 	pthread_mutex_unlock(&ss->lock);
 	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "sessions", (json_int_t)n, "max_sessions",
 			 (json_int_t)ss->cfg->max_sessions, "max_sessions_total", (json_int_t)ss->cfg->max_sessions_total,

@@ -610,7 +610,8 @@ class Worker:
             confine.scope_signals_and_sockets()
             # Fresh seeds now, ahead of the go (getrandom(2) only, no file):
             # in a new fork they cost ~15 ms of copy-on-write faults, paid
-            # while the job before this child's still runs.
+            # before the job arrives (for a spare forked during a job back
+            # to back, while that job still runs).
             self._reseed()
             if os.read(job_r, len(GO)) != GO:
                 os._exit(0)  # dropped before its go
