@@ -240,6 +240,10 @@ static void run_job(struct sb_sessions *ss, struct bjob *j)
 			 (unsigned long long)(SB_JOBLOG_FLOOD >> 20));
 	else if (sup.broken[0] && !why[0])
 		snprintf(why, sizeof why, "%.450s", sup.broken);
+	else if (st == J_FAILED && x.done && x.exit_code < 0 && !x.signal && !why[0])
+		snprintf(why, sizeof why, "it ended, but its session could not tell its exit status (in a shell session, "
+					  "the session's own code can hide it by replacing __sb_job or killing the "
+					  "subshell that waits for the job)");
 	sess_feeder_fini(&x);
 	set_state(ss, j, st, why[0] ? why : NULL);
 }

@@ -193,6 +193,42 @@ def test_job_kill(session):
     assert r.done["killed"] and r.done["signal"] == 9 and r.out == "x\n"
 
 
+@session_of("shell")
+def test_shell_job_that_ends_at_once_keeps_its_status(session):
+    # The job can end before the subshell that started it has reported it;
+    # its status must still be its own, every time (it was lost to bash,
+    # then reported as unknown: a "failed" job with no reason).
+    for i in range(12):
+        jid = session.send("job", b"echo quick %d; exit %d" % (i, i % 4), lang="shell")
+        r = Result(session.until(jid, "done", timeout=10))
+        assert (r.out, r.done["exit_code"], r.done["signal"], r.done["killed"]) == ("quick %d\n" % i, i % 4, 0, False)
+
+
+@session_of("shell")
+def test_shell_job_status_survives_an_interrupt_of_a_call(session):
+    # An interrupt is SIGINT to the session shell's group, where the
+    # subshell that waits for the job is: it must not die of it.
+    jid = session.send("job", b"sleep 0.8; exit 5", lang="shell")
+    session.until(jid, "started")
+    rid = session.send("run", b"sleep 30", lang="shell")
+    time.sleep(0.3)
+    session.ch.send({"type": "interrupt", "id": rid})
+    assert Result(session.until(rid, "done")).done["interrupted"]
+    r = Result([f for f in session.early if f[0]["id"] == jid] + session.until(jid, "done", timeout=10))
+    assert (r.done["exit_code"], r.done["killed"]) == (5, False)
+
+
+@session_of("shell")
+def test_shell_job_kill_reports_the_shells_status(session):
+    jid = session.send("job", b"echo up; sleep 60", lang="shell")
+    session.until(jid, "started")
+    time.sleep(0.2)
+    session.ch.send({"type": "jobkill", "id": jid})
+    r = Result(session.until(jid, "done", timeout=10))
+    assert r.done["killed"] and r.done["exit_code"] == 128 + 9 and r.out == "up\n"
+    assert session.run("echo still here").out == "still here\n"
+
+
 def pids_with(marker):
     found = []
     for pid in os.listdir("/proc"):

@@ -150,6 +150,29 @@ describe('background jobs', () => {
     await ok(c, 'session_close', { session_id: sid });
   });
 
+  test('a shell job in a session that ends at once has its own status; one whose status is hidden says so', { timeout: LONG }, async () => {
+    const sid = await open(c, 'shell');
+    // (its status used to be lost to the bash subshell that started it:
+    // 'failed', exit status unknown, 1 run in 4-8)
+    for (let i = 0; i < 6; i++) {
+      const id = (await ok(c, 'job_start', { lang: 'shell', session_id: sid, code: `echo at once ${i}; exit ${i % 2}` })).s.job_id;
+      const st = await waitState(c, id);
+      assert.deepEqual([st.state, st.exit_code, st.last_output], [i % 2 ? 'failed' : 'done', i % 2, `at once ${i}\n`], JSON.stringify(st));
+    }
+    // The session's code replaces the function that starts jobs with one
+    // that reaps the job itself and never reports its status.
+    await ok(c, 'run_shell', {
+      session_id: sid,
+      code: '__sb_job() { ( ( exec >"$3" 2>"$4" </dev/null; . "$2" ) & p=$!; printf \'job %s %d\\n\' "$1" "$p" >&77; wait $p ) }',
+    });
+    const h = (await ok(c, 'job_start', { lang: 'shell', session_id: sid, code: 'echo hidden' })).s.job_id;
+    const sh = await waitState(c, h);
+    assert.deepEqual([sh.state, sh.exit_code], ['failed', null], JSON.stringify(sh));
+    assert.match(sh.error, /^it ended, but its session could not tell its exit status/);
+    assert.match((await ok(c, 'job_status', { job_id: h })).text, /failed after .*could not tell its exit status/);
+    await ok(c, 'session_close', { session_id: sid });
+  });
+
   test('job_cancel stops a job and keeps its output; a timeout and a failure are said', { timeout: LONG }, async () => {
     const a = (await ok(c, 'job_start', { lang: 'shell', code: 'echo started; sleep 300' })).s.job_id;
     await waitState(c, a, (st) => st.output_bytes > 0);

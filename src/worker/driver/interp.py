@@ -16,8 +16,17 @@ never runs user code itself).
 Both report to the controller in lines on a status pipe, which the
 controller parses as untrusted (the session's own code can write there):
   done STATUS            the call ended with this exit status
-  job ID PID             job ID runs as process PID (reparented to the
-                         controller, a subreaper, which reaps it)
+  job ID PID [WAITER]    job ID runs as process PID. A Python job is
+                         reparented to the controller, a subreaper, which
+                         reaps it. A shell job stays the child of a
+                         subshell, WAITER, which waits for it and reports
+  ended ID PID STATUS    its status as the shell gives it ($?: 128+N when
+                         signal N ended it). (Were that subshell to exit
+                         first, a job that ended at once would be reaped by
+                         bash and its status lost.) WAITER itself is
+                         double-forked, reparented to the controller: the
+                         session's `wait` and `$!` never see it. It ignores
+                         SIGINT, which an interrupt sends to its group.
 The interpreter is in a session (setsid) and process group of its own: an
 interrupt is SIGINT to that group (KeyboardInterrupt, as Jupyter and
 SageMathCell do), a hard stop SIGKILL to it and to every process of its
@@ -54,9 +63,11 @@ __sb_run() {
   builtin printf 'done %d\n' "$__sb_st" >&FD
 }
 __sb_job() {
-  ( builtin set -m
-    ( builtin trap - INT; builtin unset -f exec; exec >"$3" 2>"$4" </dev/null; builtin source "$2" ) &
-    builtin printf 'job %s %d\n' "$1" "$!" >&FD )
+  ( ( builtin trap '' INT; builtin set -m
+      ( builtin trap - INT; builtin unset -f exec; exec >"$3" 2>"$4" </dev/null; builtin source "$2" ) &
+      builtin set +m; __sb_p=$!
+      builtin printf 'job %s %d %d\n' "$1" "$__sb_p" "$BASHPID" >&FD
+      builtin wait "$__sb_p"; builtin printf 'ended %s %d %d\n' "$1" "$__sb_p" "$?" >&FD ) & )
 }
 builtin printf 'ready %s\n' "${BASH_VERSION:-none}" >&FD
 '''.replace("FD", str(SHELL_STATUS_FD))

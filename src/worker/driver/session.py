@@ -58,6 +58,7 @@ class Job:
         self.id, self.paths = jid, (out_path, err_path)
         self.streams = fds          # fd -> "stdout" | "stderr"
         self.pid = None
+        self.waiter = None          # a shell job's waiting subshell (interp.py)
         self.status = None
         self.ended_at = None
         self.killed = False
@@ -94,6 +95,7 @@ class Controller:
         self.interp = None
         self.call = None            # {"id", "interrupted"} while a call runs
         self.jobs = {}
+        self.waiters = set()        # ended shell jobs' waiters, to be reaped
         self.pristine = None
         self.import_error = None
         self.lost = None            # why the interpreter was restarted between calls
@@ -371,13 +373,19 @@ class Controller:
         parts = line.split()
         if len(parts) == 2 and parts[0] == b"done" and parts[1].isdigit() and self.call is not None:
             self.finish_call(int(parts[1]) & 0xff)
-        elif len(parts) == 3 and parts[0] == b"job" and parts[1].isdigit() and parts[2].isdigit():
+        elif len(parts) in (3, 4) and parts[0] == b"job" and all(p.isdigit() for p in parts[1:]):
             j = self.jobs.get(int(parts[1]))
             if j is not None and j.pid is None:
                 j.pid = int(parts[2])
+                j.waiter = int(parts[3]) if len(parts) == 4 else None
                 self.send({"type": "started", "id": j.id})
                 if j.killed:
                     self.kill_job(j)  # cancelled before its start was reported
+        elif len(parts) == 4 and parts[0] == b"ended" and all(p.isdigit() for p in parts[1:]):
+            j = self.jobs.get(int(parts[1]))
+            if j is not None and j.pid == int(parts[2]) and j.status is None:
+                j.status = (int(parts[3]) & 0xff) << 8  # as an exit: the shell's $?
+                j.ended_at = time.monotonic()
         # anything else: the session's own code wrote there; ignored
 
     # -- jobs
@@ -406,15 +414,21 @@ class Controller:
                     pass
 
     def check_jobs(self, now):
+        # A shell job's waiter is reparented to us (interp.py): once reaped,
+        # its status is of no use.
+        self.waiters -= {w for w in self.waiters if self.procs.reaped.pop(w, None) is not None}
         for j in list(self.jobs.values()):
             if j.status is None and j.pid is not None and j.pid in self.procs.reaped:
                 j.status = self.procs.reaped.pop(j.pid)
                 j.ended_at = now
-            elif j.status is None and j.pid is not None and not j.streams and not _exists(j.pid):
-                # A shell job that ended at once can be reaped by the bash
-                # subshell that started it, before that subshell exits: its
-                # status is lost to us. Its output has ended and it is gone:
-                # it is over, with an unknown status (-1), not "running".
+            elif (j.status is None and j.pid is not None and not j.streams and not _exists(j.pid)
+                  and not (j.waiter and _exists(j.waiter)) and not self.status_from_waiter(j)):
+                # A shell job's status comes from the subshell that waits
+                # for it (interp.py). Where that subshell is gone without
+                # saying (the session's code killed it, or replaced
+                # __sb_job), bash reaped the job and its status is lost:
+                # its output has ended and it is gone, so it is over, with
+                # an unknown status (-1), not "running".
                 self.procs.reap()
                 if j.pid in self.procs.reaped:
                     j.status = self.procs.reaped.pop(j.pid)
@@ -439,8 +453,19 @@ class Controller:
                     except OSError:
                         pass
                 del self.jobs[j.id]
+                if j.waiter:
+                    self.waiters.add(j.waiter)
                 code, sig = split_status(j.status)
                 self.send({"type": "done", "id": j.id, "exit_code": code, "signal": sig, "killed": j.killed})
+
+    def status_from_waiter(self, j):
+        """Whether j's status has come, after reading what waits on the
+        status pipe: a waiter writes its line before it exits, so once it
+        is gone, its line is there."""
+        lines = self.read_status() if self.interp is not None else None
+        for line in lines or ():
+            self.on_status_line(line)
+        return j.status is not None
 
     # -- files
     def read_file(self, rid, hdr):
@@ -484,7 +509,9 @@ class Controller:
                 for fd in j.streams:
                     fds[fd] = j
             timeout = None
-            if any(j.status is not None for j in self.jobs.values()):
+            # (a job whose output has ended but whose status has not come is
+            # looked at again: check_jobs tells when it is gone for good)
+            if any(j.status is not None or (j.pid is not None and not j.streams) for j in self.jobs.values()):
                 timeout = JOB_EXIT_GRACE / 2
             idle = self.call is None and not self.jobs
             if self.warmups and idle:
