@@ -117,9 +117,29 @@ def sage_globals():
 
 # Said when even the traceback of a failed Sage import could not be
 # formatted for want of memory (made before any job, so it costs nothing then).
-IMPORT_FAILED_NO_MEMORY = ("Traceback (most recent call last):\n"
-                           "  (not formatted: the process ran out of memory)\n"
-                           "MemoryError: Sage could not be imported within the memory limit\n")
+IMPORT_FAILED_NO_MEMORY = (b"Traceback (most recent call last):\n"
+                           b"  (not formatted: the process ran out of memory)\n"
+                           b"MemoryError: Sage could not be imported within the memory limit\n")
+# Set aside before the import and given back when it fails: the memory to
+# format and write why (under RLIMIT_DATA, an import that failed for want
+# of memory can leave none; then the job ended with exit 1, saying nothing).
+IMPORT_RESERVE = 4 << 20
+
+
+def _reserve(n):
+    """n bytes of address space that count against RLIMIT_DATA (private,
+    writable) but are never touched (no page is faulted in), or None."""
+    import mmap
+    try:
+        return mmap.mmap(-1, n, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    except OSError:
+        return None
+
+
+def _write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def sage_globals_quietly():
@@ -138,16 +158,30 @@ def sage_globals_quietly():
     os.dup2(chatter, 1)
     os.dup2(chatter, 2)
     glb, failed = None, None
+    # A crash in the import (C code that meets a failed allocation) would
+    # otherwise run cysignals' crash report, which can deadlock on the
+    # allocator's lock and hang the job until its timeout: die at once
+    # instead (the worker says why, zygote._import_died).
+    quiet = "CYSIGNALS_CRASH_QUIET" not in os.environ
+    if quiet:
+        os.environ["CYSIGNALS_CRASH_QUIET"] = "1"
+    reserve = _reserve(IMPORT_RESERVE)
     try:
         try:
             glb = sage_globals()
         except BaseException:
-            failed = traceback.format_exc()
+            if reserve is not None:
+                reserve.close()
+            failed = traceback.format_exc().encode("utf-8", "replace")
     except MemoryError:
         # formatting the traceback itself ran out of memory: the import's
         # failure must still be said, and the job's fds given back
         failed = IMPORT_FAILED_NO_MEMORY
     finally:
+        if reserve is not None:
+            reserve.close()
+        if quiet:
+            os.environ.pop("CYSIGNALS_CRASH_QUIET", None)
         for f in (sys.stdout, sys.stderr):
             try:
                 f.flush()
@@ -167,8 +201,10 @@ def sage_globals_quietly():
             if n <= 0:
                 break
             off += n
-        sys.stderr.write(failed)
-        sys.stderr.flush()
+        try:
+            _write_all(2, failed)
+        except OSError:
+            pass
     os.close(chatter)
     return glb
 

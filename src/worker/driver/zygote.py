@@ -112,6 +112,7 @@ class Worker:
         # for a trace, spares get a pipe for their own stamps, and the
         # between-jobs work is timed (reported with the next job).
         self.trace = False
+        self.import_w = -1         # a fresh child's end of its import pipe (_fork_spare)
         self.between = {}
         self.back_to_back = False
         self.jobs_done = 0
@@ -281,7 +282,10 @@ class Worker:
         pretouch_after: how long after its go it waits for a job before it
         pre-touches (None: a job is already here, no time to pre-touch)."""
         fds = {}
-        names = ("job", "out", "err", "fig") + (("trace",) if self.trace else ())
+        # "import": a fresh sandbox's child imports Sage itself and says on
+        # this pipe when the import is over (see _import_died)
+        importing = self.one_job and self.kind == "sage"
+        names = ("job", "out", "err", "fig") + (("trace",) if self.trace else ()) + (("import",) if importing else ())
         work = self.base
         try:
             for name in names:
@@ -305,14 +309,16 @@ class Worker:
         if pid == 0:
             keep = (fds["job"][0], fds["out"][1], fds["err"][1], fds["fig"][1])
             trace_w = fds["trace"][1] if self.trace else -1
+            self.import_w = fds["import"][1] if importing else -1
             self._child(work, keep, [fd for fd in self.private
-                                     if fd not in keep and fd not in (trace_w, self.job_cgroup)],
+                                     if fd not in keep and fd not in (trace_w, self.job_cgroup, self.import_w)],
                         pretouch_after, trace_w)
         for name in names:
             self._close(fds[name][1] if name != "job" else fds[name][0])
         return {"pid": pid, "job_w": fds["job"][1], "out_r": fds["out"][0],
                 "err_r": fds["err"][0], "fig_r": fds["fig"][0], "work": work, "go": False,
-                "trace_r": fds["trace"][0] if self.trace else -1}
+                "trace_r": fds["trace"][0] if self.trace else -1,
+                "import_r": fds["import"][0] if importing else -1}
 
     def _go(self, sp):
         """Let a spare go on to its pre-touch. Only once the sandbox has
@@ -327,7 +333,7 @@ class Worker:
                 pass
 
     def _spare_fds(self, sp):
-        return [sp[k] for k in ("job_w", "out_r", "err_r", "fig_r", "trace_r") if sp[k] >= 0]
+        return [sp[k] for k in ("job_w", "out_r", "err_r", "fig_r", "trace_r", "import_r") if sp[k] >= 0]
 
     def _drop_spare(self, sp):
         import signal
@@ -556,6 +562,10 @@ class Worker:
             self._close(sp["trace_r"])
         if status is None:
             status = self.procs.reaped.pop(pid, None)
+        if sp["import_r"] >= 0:
+            if status is not None and not (timed_out or cancelled or flooded):
+                self._import_died(sp["import_r"], jid, status, hdr.get("limits"))
+            self._close(sp["import_r"])
         exit_code, sig = -1, 0
         if status is None:
             self.dirty = self.dirty or "lost the exit status of a job"
@@ -569,6 +579,34 @@ class Worker:
             trace["done"] = _us()
             done["trace"] = trace
         self.ch.send(done)
+
+    def _import_died(self, import_r, jid, status, limits):
+        """A fresh sandbox's child that ended before its Sage import was
+        over (no byte on its import pipe) never ran the job's code, and may
+        have had no memory left to say why: under a tight memory limit
+        Sage's import can fail in C code that crashes, or leaves Python
+        unable to format the error. Say it for it."""
+        try:
+            os.set_blocking(import_r, False)
+            if os.read(import_r, 1):
+                return  # the import was over: the job said what happened
+        except OSError:
+            pass
+        import signal
+        if os.WIFSIGNALED(status):
+            sig = os.WTERMSIG(status)
+            how = "was killed by signal %d (%s)" % (sig, signal.Signals(sig).name if sig in signal.valid_signals()
+                                                    else "?")
+        else:
+            how = "exited with status %d" % (os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1)
+        mem = (limits or {}).get("memory_bytes")
+        why = ("\nsagebox: the job's process %s while it imported Sage, before the job's code ran" % how)
+        if isinstance(mem, int) and mem > 0:
+            why += (", under a memory limit of %d MiB: most likely Sage ran out of memory as it started. "
+                    "Raise the memory limit (the memory setting).\n" % (mem >> 20))
+        else:
+            why += ".\n"
+        self.ch.send({"type": "out", "id": jid, "stream": "stderr"}, why.encode())
 
     def _child_stamps(self, sp):
         """The stamps the child wrote before its code ran (it closed the
@@ -718,6 +756,15 @@ class Worker:
             # One job (fresh): Sage is imported here, in the job's child,
             # and its import chatter is not the job's output.
             fresh = cell.sage_globals_quietly()
+            if self.import_w >= 0:
+                # over (failed or not): from here on the job says what
+                # happens (_import_died)
+                try:
+                    os.write(self.import_w, b".")
+                except OSError:
+                    pass
+                os.close(self.import_w)
+                self.import_w = -1
             if fresh is not None:
                 # (not after a failed import: a half-imported randstate or
                 # numpy.random, called with no memory left, may raise where
