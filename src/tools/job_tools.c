@@ -21,9 +21,10 @@ char *sb_job_start_description(const struct sb_config *cfg)
 		       "session's interpreter: it sees the session's variables and files as they are now, its own "
 		       "changes to variables stay in the job (files it writes in /work are shared), and the session "
 		       "takes calls meanwhile. Without session_id it runs in a fresh sandbox. Jobs run for at most "
-		       "timeout_seconds (default and most: %u), at most %u at once, and end when their session "
-		       "closes or sagebox stops. Print progress: the output is kept as it comes.",
-		       cfg->job_timeout_s, cfg->max_jobs);
+		       "timeout_seconds (default and most: %u), at most %u of yours at once (%u of all clients "
+		       "together), and end when their session closes or sagebox stops. Print progress: the output "
+		       "is kept as it comes.",
+		       cfg->job_timeout_s, cfg->max_jobs, cfg->max_jobs_total);
 }
 
 char *sb_job_status_description(const struct sb_config *cfg)

@@ -93,9 +93,9 @@ char *sb_session_open_description(const struct sb_config *cfg)
 		"(job_start with session_id); for a one-off question a call without session_id is simpler. "
 		"lang is fixed: a sage session (the default) takes run_sagemath and run_python in the same "
 		"interpreter, a python session run_python, a shell session run_shell. A session unused for %u "
-		"minutes is closed with everything in it; at most %u may be open. Close it with session_close "
-		"when done.",
-		cfg->session_idle_minutes, cfg->max_sessions);
+		"minutes is closed with everything in it; at most %u of yours may be open (%u of all clients "
+		"together). Close it with session_close when done.",
+		cfg->session_idle_minutes, cfg->max_sessions, cfg->max_sessions_total);
 }
 
 char *sb_session_list_description(const struct sb_config *cfg)

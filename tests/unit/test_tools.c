@@ -236,6 +236,36 @@ static void test_list(void)
 	json_decref(now);
 }
 
+/* session_open and job_start state both limits a client meets: its own and
+ * the server-wide total (a model told only "at most 4" would not know why
+ * its fifth, or another client's, open is refused). */
+static void test_limits_in_descriptions(void)
+{
+	struct sb_config cfg;
+	sb_config_defaults(&cfg);
+	cfg.max_sessions = 3;
+	cfg.max_sessions_total = 7;
+	cfg.max_jobs = 2;
+	cfg.max_jobs_total = 9;
+	json_t *list = sb_mcp_tools_list(&cfg, "2025-06-18");
+	size_t i;
+	json_t *t;
+	int seen = 0;
+	json_array_foreach(json_object_get(list, "tools"), i, t) {
+		const char *name = json_string_value(json_object_get(t, "name"));
+		const char *d = json_string_value(json_object_get(t, "description"));
+		if (!strcmp(name, "session_open")) {
+			CHECK_STR_CONTAINS(d, "at most 3 of yours may be open (7 of all clients together)");
+			seen++;
+		} else if (!strcmp(name, "job_start")) {
+			CHECK_STR_CONTAINS(d, "at most 2 of yours at once (9 of all clients together)");
+			seen++;
+		}
+	}
+	CHECK(seen == 2);
+	json_decref(list);
+}
+
 int main(void)
 {
 	test_table();
@@ -244,5 +274,6 @@ int main(void)
 	test_text_args();
 	test_row_check();
 	test_list();
+	test_limits_in_descriptions();
 	return check_summary();
 }
