@@ -132,19 +132,23 @@ class Worker:
         os.close(fd)
         return self._own(high)
 
-    def _join_job_cgroup(self, err_w):
-        """In the child, before the job's code: into the jobs' cgroup, or
-        not at all: a job must never run with the worker's larger share."""
+    def _join_job_cgroup(self):
+        """In the child, after its pre-touch and before the job's code: into
+        the jobs' cgroup. None, or why it could not (then the job must not
+        run: never with the worker's larger share). A move can wait for an
+        RCU grace period (the cgroup's threadgroup lock), ~6 ms on an idle
+        machine: a spare that pre-touched has paid it before its job came."""
         if self.job_cgroup < 0:
-            return
+            return None
         try:
             os.write(self.job_cgroup, b"0")  # "0": the writing process
             os.close(self.job_cgroup)
         except OSError as e:
-            os.write(err_w, ("sagebox: the job was not run: its process could not join the cgroup that "
-                             "holds each job to the `cpus` limit (%s). Report this with the output of "
-                             "`sagebox status`.\n" % (e.strerror,)).encode())
-            os._exit(125)  # SB_EXIT_SANDBOX: the sandbox failed, not the code
+            return ("sagebox: the job was not run: its process could not join the cgroup that "
+                    "holds each job to the `cpus` limit (%s). Report this with the output of "
+                    "`sagebox status`.\n" % (e.strerror,))
+        self.job_cgroup = -1
+        return None
 
     def _own(self, fd):
         self.private.add(fd)
@@ -655,6 +659,9 @@ class Worker:
                 os._exit(0)  # dropped before its go
             if pretouch_after is not None:
                 self._pretouch(job_r, pretouch_after)
+            # After the pre-touch, so that it never spends the job's quota
+            # (a job that came during it joins now, as it would have).
+            cgroup_error = self._join_job_cgroup()
             # What the job may add to is what it inherits (read here, before
             # the job: nothing allocates much between now and its code).
             data_bytes = memory.status_kib("VmData") * 1024
@@ -667,7 +674,9 @@ class Worker:
                 os._exit(0)  # not needed after all
             stamps.append(_us())
             os.close(job_r)
-            self._join_job_cgroup(err_w)
+            if cgroup_error is not None:
+                os.write(err_w, cgroup_error.encode())
+                os._exit(125)  # SB_EXIT_SANDBOX: the sandbox failed, not the code
             # Until here it was undumpable like the worker: while it waits,
             # the job running before it cannot ptrace it or patch its
             # memory through /proc. Now it is an ordinary process.
