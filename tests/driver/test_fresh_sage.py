@@ -24,13 +24,13 @@ PY = "/usr/bin/python3"
 GIB = 1 << 30
 
 
-def fresh_sage(code, data_limit, during_import=None):
+def fresh_sage(code, data_limit, during_import=None, lang="sage"):
     """One Sage job in fresh mode under RLIMIT_DATA: (its done frame,
     stdout, stderr) as the job's frames carry them. during_import(pid), if
     given, is called with the job's process while it imports Sage."""
     def limit():
         resource.setrlimit(resource.RLIMIT_DATA, (data_limit, data_limit))
-    run = channel.encode({"type": "run", "id": 1, "lang": "sage", "timeout_ms": 120000, "max_output": 1 << 20,
+    run = channel.encode({"type": "run", "id": 1, "lang": lang, "timeout_ms": 120000, "max_output": 1 << 20,
                           "limits": {"memory_bytes": data_limit}, "code_bytes": len(code)}) + code
     with tempfile.TemporaryFile() as f:
         f.write(run)
@@ -112,8 +112,10 @@ def test_a_job_that_dies_in_the_import_is_said_to(sage):
                         b"of memory as it started. Raise the memory limit (the memory setting).\n"), err[-2000:]
 
 
-def test_a_job_that_dies_after_the_import_is_not_said_to(sage):
+@pytest.mark.parametrize("lang", ["sage", "python"])
+def test_a_job_that_dies_after_the_import_is_not_said_to(sage, lang):
+    # (a Python job in a Sage worker imports no Sage: nothing to say either)
     done, out, err = fresh_sage(b"import os, signal\nprint('ran', flush=True)\nos.kill(os.getpid(), signal.SIGKILL)\n",
-                                GIB)
+                                GIB, lang=lang)
     assert (done["exit_code"], done["signal"], out) == (-1, 9, b"ran\n"), (done, err[-2000:])
     assert b"sagebox:" not in err, err[-2000:]

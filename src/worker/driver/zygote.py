@@ -753,7 +753,21 @@ class Worker:
         if "numpy.random" in sys.modules:
             sys.modules["numpy.random"].seed()
 
+    def _import_over(self):
+        """Tell the worker the Sage import is over (failed or not) or was
+        never to be (a job in another language): from here on the job
+        says what happens (_import_died)."""
+        if self.import_w >= 0:
+            try:
+                os.write(self.import_w, b".")
+            except OSError:
+                pass
+            os.close(self.import_w)
+            self.import_w = -1
+
     def _child_run(self, lang, code):
+        if lang != "sage":
+            self._import_over()
         def sage_glb():
             if self.import_error is not None:
                 sys.stderr.write(self.import_error)
@@ -765,15 +779,7 @@ class Worker:
             # One job (fresh): Sage is imported here, in the job's child,
             # and its import chatter is not the job's output.
             fresh = cell.sage_globals_quietly()
-            if self.import_w >= 0:
-                # over (failed or not): from here on the job says what
-                # happens (_import_died)
-                try:
-                    os.write(self.import_w, b".")
-                except OSError:
-                    pass
-                os.close(self.import_w)
-                self.import_w = -1
+            self._import_over()
             if fresh is not None:
                 # (not after a failed import: a half-imported randstate or
                 # numpy.random, called with no memory left, may raise where
