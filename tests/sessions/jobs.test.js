@@ -34,12 +34,15 @@ function ppid(pid) {
 // session mode.
 async function controllerOf(c, sid) {
   const marker = uniqueMarker('ctl');
-  await ok(c, 'run_python', {
+  const started = await ok(c, 'run_python', {
     session_id: sid,
-    code: `import subprocess, sys\n_p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", "${marker}"])`,
+    code: `import subprocess, sys\n_p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", "${marker}"])\nprint(_p.pid, _p.poll())`,
   });
+  // (once, in a full CI run, it was not found at once: looked for up to
+  // 5 s, and what the call said is shown if it never is)
+  await waitFor(() => processesWith(marker).length > 0, 5000, 20);
   const [m] = processesWith(marker);
-  assert.ok(m, 'the marked process runs');
+  assert.ok(m, `the marked process runs: ${started.text}`);
   const driver = (pid) => readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes('\0session\0python\0');
   let ctl = ppid(m.pid);
   assert.ok(driver(ctl), `the marked process's parent is the interpreter: ${ctl}`);
