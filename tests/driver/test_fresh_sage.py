@@ -101,15 +101,18 @@ def test_a_failed_import_still_says_why(sage):
             assert b"Traceback (most recent call last):" in err and b"Error" in last, err[-2000:]
 
 
-def test_a_job_that_dies_in_the_import_is_said_to(sage):
+@pytest.mark.parametrize("sig,name", [(signal.SIGKILL, b"SIGKILL"),
+                                      (signal.SIGRTMIN + 6, b"Real-time signal 6")])  # (no Signals member)
+def test_a_job_that_dies_in_the_import_is_said_to(sage, sig, name):
     def kill(pid):
         time.sleep(0.1)  # inside the import (0.4 s or more), or before it
-        os.kill(pid, signal.SIGKILL)
+        os.kill(pid, sig)
     done, out, err = fresh_sage(b"print('not reached')\n", GIB, during_import=kill)
-    assert (done["exit_code"], done["signal"], out) == (-1, 9, b""), (done, err[-2000:])
-    assert err.endswith(b"sagebox: the job's process was killed by signal 9 (SIGKILL) while it imported Sage, "
+    assert (done["exit_code"], done["signal"], out) == (-1, sig, b""), (done, err[-2000:])
+    assert err.endswith(b"sagebox: the job's process was killed by signal %d (%s) while it imported Sage, "
                         b"before the job's code ran, under a memory limit of 1024 MiB: most likely Sage ran out "
-                        b"of memory as it started. Raise the memory limit (the memory setting).\n"), err[-2000:]
+                        b"of memory as it started. Raise the memory limit (the memory setting).\n"
+                        % (sig, name)), err[-2000:]
 
 
 @pytest.mark.parametrize("lang", ["sage", "python"])

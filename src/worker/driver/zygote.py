@@ -599,8 +599,11 @@ class Worker:
         import signal
         if os.WIFSIGNALED(status):
             sig = os.WTERMSIG(status)
-            how = "was killed by signal %d (%s)" % (sig, signal.Signals(sig).name if sig in signal.valid_signals()
-                                                    else "?")
+            try:
+                name = signal.Signals(sig).name
+            except ValueError:  # a real-time signal past SIGRTMIN has no name of its own
+                name = signal.strsignal(sig) or "?"
+            how = "was killed by signal %d (%s)" % (sig, name)
         else:
             how = "exited with status %d" % (os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1)
         mem = (limits or {}).get("memory_bytes")
