@@ -10,6 +10,7 @@ import sys
 import tokenize
 
 from . import figures
+from .channel import write_all
 
 # The name of the job's code: in tracebacks, in linecache and as sys.argv[0]
 # (what `python3 file.py` would give a script named <cell>).
@@ -136,12 +137,6 @@ def _reserve(n):
         return None
 
 
-def _write_all(fd, data):
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
-
-
 def sage_globals_quietly():
     """sage_globals() for a job whose own child imports Sage (a fresh
     sandbox's one-job worker): what the import prints is not the job's
@@ -202,7 +197,7 @@ def sage_globals_quietly():
                 break
             off += n
         try:
-            _write_all(2, failed)
+            write_all(2, failed)
         except OSError:
             pass
     os.close(chatter)

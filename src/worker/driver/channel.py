@@ -72,6 +72,13 @@ def pending(fd):
     return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
 
 
+def write_all(fd, data):
+    """All of data to fd (a pipe may take less than asked in one write)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
 def encode(hdr, payload=b""):
     """One frame as bytes."""
     import json
@@ -101,9 +108,7 @@ class Channel:
         self.rfd, self.wfd, self.max_in = rfd, wfd, max_in
 
     def _write(self, data):
-        data = memoryview(data)
-        while data:
-            data = data[os.write(self.wfd, data):]
+        write_all(self.wfd, data)
 
     def send(self, hdr, payload=b""):
         self._write(encode(hdr, payload))

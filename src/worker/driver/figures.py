@@ -28,6 +28,8 @@ import os
 import struct
 import sys
 
+from .channel import write_all
+
 # Figures smaller than this are not worth shrinking into the rest of the
 # total: the driver says "over the total" instead.
 MIN_BUDGET = 8 << 10
@@ -107,9 +109,7 @@ def _save(dirname, data):
         except OSError:
             return None
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
+            write_all(fd, data)
             return _saved
         except OSError:
             os.unlink(path)
