@@ -509,9 +509,12 @@ class Controller:
                 for fd in j.streams:
                     fds[fd] = j
             timeout = None
-            # (a job whose output has ended but whose status has not come is
-            # looked at again: check_jobs tells when it is gone for good)
-            if any(j.status is not None or (j.pid is not None and not j.streams) for j in self.jobs.values()):
+            # (a shell job with no waiter, whose output has ended, is looked
+            # at again: nothing else wakes us when bash reaps it, and
+            # check_jobs tells when it is gone. A waiter's line, and a
+            # Python job's or an orphaned job's exit, wake us themselves.)
+            if any(j.status is not None or (self.lang == "shell" and j.pid is not None and j.waiter is None
+                                            and not j.streams) for j in self.jobs.values()):
                 timeout = JOB_EXIT_GRACE / 2
             idle = self.call is None and not self.jobs
             if self.warmups and idle:
