@@ -11,6 +11,7 @@
 
 #include "core/exit_status.h"
 #include "cli/cli.h"
+#include "runner/runner.h"
 #include "sandbox/sandbox.h"
 
 #define IMG_DEFAULT_TAG "localhost/sagebox-sage:deb12"
@@ -194,7 +195,7 @@ static int build_with_backend(struct sb_config *cfg, const char *tag, const char
 	if (!t || !(t->caps & SB_CAP_IMAGES))
 		snprintf(cfg->backend, sizeof cfg->backend, "podman");
 	struct sb_error err = {0};
-	struct sb_backend *be = sb_backend_open(cfg, &err);
+	struct sb_backend *be = sb_runner_backend_open(cfg, &err);
 	if (!be) {
 		sb_cli_print_error(&err);
 		return SB_EXIT_FAILURE;

@@ -14,13 +14,10 @@
 #include <sys/types.h>
 
 #include "core/limits.h"
+#include "core/paths.h"
 #include "util/error.h"
 
 enum sb_isolation { SB_ISOLATION_WARM, SB_ISOLATION_FRESH };
-
-/* Host directories shared read-only with every sandbox (`share`). */
-#define SB_SHARES_MAX 8
-#define SB_SHARE_MOUNT "/data" /* each appears as /data/<its last component> */
 
 struct sb_config {
 	struct sb_limits limits;       /* defaults for each job; timeout = default timeout */

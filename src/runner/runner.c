@@ -20,6 +20,33 @@ struct sb_runner {
 	struct sb_sessions *sessions; /* made at first use */
 };
 
+void sb_runner_backend_settings(const struct sb_config *cfg, struct sb_backend_settings *s)
+{
+	memset(s, 0, sizeof *s);
+	s->limits = cfg->limits;
+	s->sandbox_user = cfg->sandbox_user;
+	s->engine = cfg->podman;
+	s->image = cfg->image;
+	s->container_user = cfg->container_user;
+	s->shares = (const char (*)[PATH_MAX])cfg->shares;
+	s->n_shares = cfg->n_shares;
+	/* The runner's policy: idle warm workers of both kinds, every job
+	 * slot, and one client's sessions (fewer when the total of all
+	 * clients is lower) with a spare per language. */
+	unsigned sessions = cfg->max_sessions < cfg->max_sessions_total ? cfg->max_sessions : cfg->max_sessions_total;
+	s->max_sandboxes = cfg->pool_size * 2 + cfg->max_concurrent + sessions + 3;
+	s->commands[0].name = "sage", s->commands[0].path = cfg->sage;
+	s->commands[1].name = "python", s->commands[1].path = cfg->python;
+	s->commands[2].name = "shell", s->commands[2].path = cfg->shell;
+}
+
+struct sb_backend *sb_runner_backend_open(const struct sb_config *cfg, struct sb_error *err)
+{
+	struct sb_backend_settings s;
+	sb_runner_backend_settings(cfg, &s);
+	return sb_backend_open(cfg->backend, &s, err);
+}
+
 struct sb_runner *sb_runner_new(const struct sb_config *cfg, struct sb_error *err)
 {
 	struct sb_runner *r = calloc(1, sizeof *r);
@@ -31,7 +58,7 @@ struct sb_runner *sb_runner_new(const struct sb_config *cfg, struct sb_error *er
 	pthread_mutex_init(&r->sessions_lock, NULL);
 	/* A missing backend is not fatal here: status must still be able to
 	 * say what is wrong, and each job reports it as a sandbox error. */
-	r->backend = sb_backend_open(&r->cfg, &r->backend_err);
+	r->backend = sb_runner_backend_open(&r->cfg, &r->backend_err);
 	if (r->backend && r->cfg.isolation == SB_ISOLATION_WARM) {
 		r->pool = sb_pool_new(&r->cfg, r->backend);
 		if (!r->pool) {

@@ -42,6 +42,14 @@ struct sb_run_hooks {
 	void (*watch)(void *ctx, const struct sb_sup *s);
 };
 
+/* What a backend is opened with (sandbox/sandbox.h), from the settings:
+ * the runner's policy, e.g. how many sandboxes may exist at once. */
+struct sb_backend;
+struct sb_backend_settings;
+void sb_runner_backend_settings(const struct sb_config *cfg, struct sb_backend_settings *s);
+/* The backend cfg names, opened with those settings (NULL with err). */
+struct sb_backend *sb_runner_backend_open(const struct sb_config *cfg, struct sb_error *err);
+
 /* A runner for this configuration. Does not start anything yet. */
 struct sb_runner *sb_runner_new(const struct sb_config *cfg, struct sb_error *err);
 /* Kill every job and worker, then free. */

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/paths.h"
 #include "runner/capture.h"
 #include "util/clock.h"
 #include "util/fd.h"
@@ -134,7 +135,7 @@ json_t *sess_sandbox_json(struct sess *s)
 {
 	json_t *o = s->w->sb.enforced ? json_deep_copy(s->w->sb.enforced) : json_object();
 	json_object_set_new(o, "session", json_pack("{s:s, s:s, s:s, s:s}", "id", s->id, "lang", sb_lang_name(s->lang),
-						     "workspace", "/work", "memory_limit", s->w->sb_limits.memory));
+						     "workspace", SB_SANDBOX_WORKSPACE, "memory_limit", s->w->sb_limits.memory));
 	return o;
 }
 
@@ -149,7 +150,7 @@ void sess_run_call(struct sess *s, const struct sb_job *job, const struct sb_run
 	}
 	/* The call's figures are saved in the workspace as figure-N.png; the
 	 * result names them so. */
-	cap.figs.saved_dir = "/work";
+	cap.figs.saved_dir = SB_SANDBOX_WORKSPACE;
 	struct sb_sup sup;
 	sb_sup_init(&sup, &x.f, &cap.sink, (uint64_t)job->limits.timeout_s * 1000, hooks, NULL);
 	json_t *h = json_pack("{s:s, s:I, s:s}", "type", "run", "id", x.in.id, "lang", sb_lang_name(job->lang));

@@ -39,31 +39,11 @@ void sb_sandbox_close_fds(struct sb_sandbox *sb)
 		sb_close(fds[i]);
 }
 
-void sb_backend_settings_from(const struct sb_config *cfg, struct sb_backend_settings *s)
+struct sb_backend *sb_backend_open(const char *name, const struct sb_backend_settings *s, struct sb_error *err)
 {
-	memset(s, 0, sizeof *s);
-	s->limits = cfg->limits;
-	s->sandbox_user = cfg->sandbox_user;
-	s->engine = cfg->podman;
-	s->image = cfg->image;
-	s->container_user = cfg->container_user;
-	s->shares = (const char (*)[PATH_MAX])cfg->shares;
-	s->n_shares = cfg->n_shares;
-	/* Idle warm workers of both kinds, every job slot, and one client's
-	 * sessions (fewer when the total of all clients is lower) with a spare
-	 * per language. */
-	unsigned sessions = cfg->max_sessions < cfg->max_sessions_total ? cfg->max_sessions : cfg->max_sessions_total;
-	s->max_sandboxes = cfg->pool_size * 2 + cfg->max_concurrent + sessions + 3;
-	s->commands[0].name = "sage", s->commands[0].path = cfg->sage;
-	s->commands[1].name = "python", s->commands[1].path = cfg->python;
-	s->commands[2].name = "shell", s->commands[2].path = cfg->shell;
-}
-
-struct sb_backend *sb_backend_open(const struct sb_config *cfg, struct sb_error *err)
-{
-	const struct sb_backend_type *t = sb_backend_type_find(cfg->backend);
+	const struct sb_backend_type *t = sb_backend_type_find(name);
 	if (!t) {
-		sb_fail(err, "backend '%s' is not available in this build", cfg->backend);
+		sb_fail(err, "backend '%s' is not available in this build", name);
 		sb_hint(err, "use one of %s", sb_backend_names());
 		return NULL;
 	}
@@ -72,11 +52,9 @@ struct sb_backend *sb_backend_open(const struct sb_config *cfg, struct sb_error 
 		sb_fail(err, "out of memory");
 		return NULL;
 	}
-	struct sb_backend_settings s;
-	sb_backend_settings_from(cfg, &s);
 	be->type = t;
-	be->max_sandboxes = s.max_sandboxes;
-	be->self = t->ops->open(&s, err);
+	be->max_sandboxes = s->max_sandboxes;
+	be->self = t->ops->open(s, err);
 	if (!be->self) {
 		free(be);
 		return NULL;

@@ -11,21 +11,15 @@
 #define SAGEBOX_SANDBOX_H
 
 #include <jansson.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "config/config.h"
 #include "core/limits.h"
+#include "core/paths.h"
 #include "sandbox/registry.h"
 #include "util/error.h"
-
-/* The working directory inside every sandbox (on the size-limited tmpfs). */
-#define SB_SANDBOX_WORKDIR "/tmp/work"
-/* A session's workspace: a tmpfs of its own, its working directory. */
-#define SB_SANDBOX_WORKSPACE "/work"
-/* The host name inside every sandbox: the host's is never shown. */
-#define SB_SANDBOX_HOSTNAME "sagebox"
 
 /* One spawn: what to run, within which limits, for how long at most. */
 struct sb_sandbox_req {
@@ -143,11 +137,11 @@ struct sb_backend {
 
 /* ---- sandbox.c ---- */
 
-/* The settings of cfg a backend needs (pointers into cfg). */
-void sb_backend_settings_from(const struct sb_config *cfg, struct sb_backend_settings *s);
-/* Open the backend the configuration names. Returns NULL with err filled
- * when it is not built in or cannot be opened. Free with sb_backend_close. */
-struct sb_backend *sb_backend_open(const struct sb_config *cfg, struct sb_error *err);
+/* Open the backend of this name (a registry row) with these settings
+ * (the runner fills them: runner.h, sb_runner_backend_settings). Returns
+ * NULL with err filled when it is not built in or cannot be opened. Free
+ * with sb_backend_close. */
+struct sb_backend *sb_backend_open(const char *name, const struct sb_backend_settings *s, struct sb_error *err);
 void sb_backend_close(struct sb_backend *be);
 static inline bool sb_backend_has(const struct sb_backend *be, enum sb_backend_cap cap)
 {

@@ -22,7 +22,8 @@ static void limits_text(char *buf, size_t size, const struct sb_config *cfg)
 		 "longer work), %s of memory, %zu KiB of output per stream (longer output is cut in the "
 		 "middle, so print summaries rather than huge objects), at most %d characters of code. "
 		 "There is no network access and no access to the user's files: the sandbox sees only a "
-		 "read-only system and a scratch /tmp that is discarded after the call. A failure of your "
+		 "read-only system and a scratch /tmp, which is discarded after the call without a session_id and "
+		 "kept for the session's life with one. A failure of your "
 		 "code comes back as an error result with its traceback; fix the code and call again. If "
 		 "the result says the sandbox itself failed, call sandbox_status and tell the user what it "
 		 "reports.",

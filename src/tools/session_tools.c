@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/paths.h"
 #include "tools/sessions.h"
 #include "util/buf.h"
 
@@ -157,7 +158,7 @@ void sb_session_open_handler(const struct sb_tool *t, const json_t *args, struct
 			     o.idle_expiry_s / 60);
 	sb_tools_ok(ctx, out, text ? text : o.id,
 		    json_pack("{s:s, s:s, s:s, s:I}", "session_id", o.id, "lang", sb_lang_name(lang), "workspace",
-			      "/work", "idle_expiry_s", (json_int_t)o.idle_expiry_s));
+			      SB_SANDBOX_WORKSPACE, "idle_expiry_s", (json_int_t)o.idle_expiry_s));
 	free(text);
 }
 

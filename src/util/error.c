@@ -47,12 +47,3 @@ int sb_hint(struct sb_error *err, const char *fmt, ...)
 	}
 	return -1;
 }
-
-void sb_error_clear(struct sb_error *err)
-{
-	if (err) {
-		err->errnum = 0;
-		err->msg[0] = '\0';
-		err->hint[0] = '\0';
-	}
-}

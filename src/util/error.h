@@ -21,6 +21,5 @@ int sb_fail_errno(struct sb_error *err, const char *fmt, ...)
 /* Set the hint of an already filled error; returns -1. */
 int sb_hint(struct sb_error *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-void sb_error_clear(struct sb_error *err);
 
 #endif

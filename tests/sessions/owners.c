@@ -46,7 +46,7 @@ int main(void)
 	struct sb_error err = {0};
 	sb_config_defaults(&cfg);
 	CHECK(sb_config_set(&cfg, "backend", "native", "test", &err) == 0);
-	struct sb_backend *be = sb_backend_open(&cfg, &err);
+	struct sb_backend *be = sb_runner_backend_open(&cfg, &err);
 	if (!be) {
 		fprintf(stderr, "no native sandbox here: %s (%s)\n", err.msg, err.hint);
 		return 1;

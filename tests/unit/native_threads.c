@@ -54,7 +54,7 @@ int main(void)
 {
 	sb_config_defaults(&cfg);
 	struct sb_error err = {0};
-	if (!(native = sb_backend_open(&cfg, &err))) {
+	if (!(native = sb_runner_backend_open(&cfg, &err))) {
 		fprintf(stderr, "%s\n", err.msg);
 		return 1;
 	}

@@ -204,6 +204,8 @@ void nat_mount_shares(const struct nat_plan *p, const int fds[SB_SHARES_MAX], co
 void nat_mount_workspace(const struct nat_plan *p, const char *newroot);
 void nat_make_dev(const char *dev, const struct sb_limits *l);
 void nat_make_etc(const char *etc);
+/* bind.c: a read-only bind (ro,nosuid,nodev on every submount), or a
+ * device node's (keeps dev; nosuid, noexec). */
 void nat_bind(const char *src, const char *dst, bool writable_dev);
 void nat_remount_ro_recursive(const char *path);
 

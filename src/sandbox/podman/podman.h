@@ -15,8 +15,8 @@
 
 #include <limits.h>
 
-#include "config/config.h"
 #include "core/limits.h"
+#include "core/paths.h"
 #include "util/error.h"
 
 enum pm_engine { PM_PODMAN, PM_DOCKER };

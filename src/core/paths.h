@@ -1,0 +1,17 @@
+/* Paths inside every sandbox, as the code and the model see them: shared
+ * by the backends that make them, the runner that names them in results
+ * and the tools that tell the model about them. */
+#ifndef SAGEBOX_PATHS_H
+#define SAGEBOX_PATHS_H
+
+/* The working directory inside every sandbox (on the size-limited tmpfs). */
+#define SB_SANDBOX_WORKDIR "/tmp/work"
+/* A session's workspace: a tmpfs of its own, its working directory. */
+#define SB_SANDBOX_WORKSPACE "/work"
+/* The host name inside every sandbox: the host's is never shown. */
+#define SB_SANDBOX_HOSTNAME "sagebox"
+/* Host directories shared read-only with every sandbox (`share`). */
+#define SB_SHARES_MAX 8
+#define SB_SHARE_MOUNT "/data" /* each appears as /data/<its last component> */
+
+#endif
