@@ -139,15 +139,19 @@ static int start_in(struct sess *s, struct bjob *j, struct sess_feeder *x, char 
 			cancelled = sess_wait(&x->in, j->cancel[0], 200) == 1;
 			continue;
 		}
-		if (f->type == SB_WP_STARTED) {
-			x->started = true;
-		} else if (f->type == SB_WP_REPLY) {
-			const char *e = json_string_value(json_object_get(f->hdr, "error"));
-			snprintf(why, n, "the session refused it: %s", e ? e : "?");
+		struct sb_wp_event ev;
+		char bad[128];
+		if (sess_feeder_decode(x, f, &ev, bad, sizeof bad)) {
+			snprintf(why, n, "its session's controller broke the protocol (%s)", bad);
 			sess_frame_free(f);
 			break;
 		}
-		sess_frame_free(f);
+		if (ev.type == SB_WP_REPLY) {
+			snprintf(why, n, "the session refused it: %.300s", ev.error ? ev.error : "?");
+			sess_frame_free(f);
+			break;
+		}
+		sess_frame_free(f); /* (output before started: no sink yet) */
 	}
 	sess_give(s);
 	if (x->started)

@@ -29,30 +29,46 @@ static int sf_fds(struct sb_feeder *f, struct sb_sup *s, struct pollfd *p)
 	return 1;
 }
 
-static bool get_int(json_t *h, const char *k, int lo, int hi, int *out)
+int sess_feeder_decode(struct sess_feeder *x, const struct sess_frame *fr, struct sb_wp_event *ev, char *why,
+		       size_t n)
 {
-	json_t *v = json_object_get(h, k);
-	if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
-		return false;
-	*out = (int)json_integer_value(v);
-	return true;
+	struct sb_wp_frame frame = {fr->type, fr->hdr, fr->payload, fr->n};
+	x->wj.started = x->wj.started || x->started; /* (a job's start, jobs.c, may set it) */
+	if (!sb_wp_job_decode(&x->wj, &frame, ev, why, n)) {
+		x->started = x->wj.started;
+		return 0;
+	}
+	/* It runs beside untrusted code: the session ends, as a warm
+	 * worker's sandbox is killed. */
+	sess_kill(x->s, false, "its controller broke the protocol (%s)", why);
+	x->broken = true;
+	return -1;
 }
 
-static void on_done(struct sess_feeder *x, struct sb_sup *s, json_t *h)
+static void on_event(struct sess_feeder *x, struct sb_sup *s, const struct sb_wp_event *ev)
 {
-	if (!get_int(h, "exit_code", -1, 255, &x->exit_code) || !get_int(h, "signal", 0, 127, &x->signal)) {
-		sess_kill(x->s, false, "its controller broke the protocol (a malformed done frame)");
-		sb_sup_broken(s, "session %s ended: its controller broke the protocol", x->s->id);
+	switch (ev->type) {
+	case SB_WP_OUT:
+		sb_sup_output(s, (enum sb_stream_id)ev->stream, ev->payload, ev->payload_len);
+		return;
+	case SB_WP_DONE:
+		x->exit_code = ev->exit_code;
+		x->signal = ev->signal;
+		x->interrupted = ev->flags & SB_WP_DONE_INTERRUPTED;
+		x->restarted = ev->flags & SB_WP_DONE_RESTARTED;
+		x->killed = ev->flags & SB_WP_DONE_KILLED;
+		if (ev->reason)
+			snprintf(x->reason, sizeof x->reason, "%s", ev->reason);
+		x->done = true;
+		sb_sup_finish(s);
+		return;
+	case SB_WP_REPLY: /* the controller refused a job (it was busy) */
+		snprintf(x->error, sizeof x->error, "%s", ev->error ? ev->error : "refused");
+		sb_sup_broken(s, "the session refused the job: %s", x->error);
+		return;
+	default: /* started: kept by sess_feeder_decode */
 		return;
 	}
-	x->interrupted = json_is_true(json_object_get(h, "interrupted"));
-	x->restarted = json_is_true(json_object_get(h, "restarted"));
-	x->killed = json_is_true(json_object_get(h, "killed"));
-	const char *why = json_string_value(json_object_get(h, "reason"));
-	if (why)
-		snprintf(x->reason, sizeof x->reason, "%s", why);
-	x->done = true;
-	sb_sup_finish(s);
 }
 
 static void sf_ready(struct sb_feeder *f, struct sb_sup *s, const struct pollfd *p, int n)
@@ -61,25 +77,17 @@ static void sf_ready(struct sb_feeder *f, struct sb_sup *s, const struct pollfd 
 	(void)n;
 	(void)p; /* (the inbox's eventfd clears itself when its last frame is taken) */
 	struct sess_frame *fr;
-	while (!x->done && (fr = sess_pop(x->s, &x->in))) {
-		if (fr->type == SB_WP_OUT) {
-			int id = sb_stream_by_name(json_string_value(json_object_get(fr->hdr, "stream")));
-			if (id >= 0)
-				sb_sup_output(s, (enum sb_stream_id)id, fr->payload, fr->n);
-		} else if (fr->type == SB_WP_DONE) {
-			on_done(x, s, fr->hdr);
-		} else if (fr->type == SB_WP_STARTED) {
-			x->started = true;
-		} else if (fr->type == SB_WP_REPLY) {
-			/* the controller refused a job (it was busy) */
-			const char *e = json_string_value(json_object_get(fr->hdr, "error"));
-			snprintf(x->error, sizeof x->error, "%s", e ? e : "refused");
-			sb_sup_broken(s, "the session refused the job: %s", x->error);
-		}
+	while (!x->done && !x->broken && (fr = sess_pop(x->s, &x->in))) {
+		struct sb_wp_event ev;
+		char bad[128];
+		if (sess_feeder_decode(x, fr, &ev, bad, sizeof bad))
+			sb_sup_broken(s, "session %s ended: its controller broke the protocol (%s)", x->s->id, bad);
+		else
+			on_event(x, s, &ev);
 		sess_frame_free(fr);
 	}
 	char why[400];
-	if (!x->done && sess_dead(x->s, why, sizeof why))
+	if (!x->done && !x->broken && sess_dead(x->s, why, sizeof why))
 		sb_sup_broken(s, "session %s ended: %s", x->s->id, why);
 }
 
@@ -123,7 +131,18 @@ int sess_feeder_init(struct sess_feeder *x, struct sess *s, bool job)
 	x->s = s;
 	x->job = job;
 	x->exit_code = -1;
-	return sess_route(s, &x->in);
+	if (sess_route(s, &x->in))
+		return -1;
+	/* A call gets output and done (its run frame starts it); a job also
+	 * started, and a reply when the controller refuses it. Neither waits
+	 * for started: a job's output may race its started frame, and a job
+	 * cancelled before it was reported ends without one. */
+	x->wj = (struct sb_wp_job){
+		.id = x->in.id,
+		.types = 1u << SB_WP_OUT | 1u << SB_WP_DONE | (job ? 1u << SB_WP_STARTED | 1u << SB_WP_REPLY : 0),
+		.done_needs = job ? SB_WP_DONE_KILLED : SB_WP_DONE_INTERRUPTED | SB_WP_DONE_RESTARTED,
+	};
+	return 0;
 }
 
 void sess_feeder_fini(struct sess_feeder *x)

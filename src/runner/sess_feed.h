@@ -11,7 +11,8 @@ struct sess_feeder {
 	struct sess *s;
 	struct sess_inbox in;      /* its frames; in.id is the request's id */
 	bool job;                  /* a job: hard stop only, "jobkill" */
-	bool started, done, kill_sent;
+	struct sb_wp_job wj;       /* its frames so far, checked (wproto.h) */
+	bool started, done, kill_sent, broken;
 	int exit_code, signal;     /* from the done frame */
 	bool interrupted, restarted, killed;
 	char reason[400];          /* why the interpreter was restarted */
@@ -21,6 +22,11 @@ struct sess_feeder {
 /* Route an inbox for it (0), or -1 when out of resources. */
 int sess_feeder_init(struct sess_feeder *x, struct sess *s, bool job);
 void sess_feeder_fini(struct sess_feeder *x);
+/* One frame of its inbox, checked (wproto.h, sb_wp_job_decode): 0 and
+ * *ev; -1 with why when the controller broke the protocol, which ends the
+ * session. */
+int sess_feeder_decode(struct sess_feeder *x, const struct sess_frame *fr, struct sb_wp_event *ev, char *why,
+		       size_t n);
 
 /* A call in the session's interpreter under the supervisor, its output in
  * a head+tail capture as a stateless call's: fills res and v. The caller

@@ -24,11 +24,11 @@ struct frames_feeder {
 	struct sb_worker *w;
 	struct sb_buf tx;
 	size_t tx_off;
-	json_int_t id;
-	bool started, done, retry;
+	struct sb_wp_job wj; /* its frames so far: wproto.h */
+	bool retry;
 	/* from the done frame */
 	int exit_code, signal;
-	bool w_timed_out, w_cancelled, w_flooded;
+	bool w_timed_out, w_flooded;
 };
 
 static struct frames_feeder *ff(const struct sb_feeder *f)
@@ -44,24 +44,6 @@ static void flush_tx(struct frames_feeder *x)
 		x->tx.len = x->tx_off = 0;
 }
 
-static bool get_int(json_t *h, const char *k, int lo, int hi, int *out)
-{
-	json_t *v = json_object_get(h, k);
-	if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
-		return false;
-	*out = (int)json_integer_value(v);
-	return true;
-}
-
-static bool get_bool(json_t *h, const char *k, bool *out)
-{
-	json_t *v = json_object_get(h, k);
-	if (!json_is_boolean(v))
-		return false;
-	*out = json_is_true(v);
-	return true;
-}
-
 /* How messages name the far side. */
 static const char *who(const struct sb_worker *w)
 {
@@ -70,61 +52,38 @@ static const char *who(const struct sb_worker *w)
 
 #define BROKE(s, what) sb_sup_broken((s), "%s broke the protocol (%s)", who(x->w), (what))
 
-static void on_done(struct frames_feeder *x, struct sb_sup *s, json_t *h)
-{
-	if (!x->started || !get_int(h, "exit_code", -1, 255, &x->exit_code) || !get_int(h, "signal", 0, 127, &x->signal) ||
-	    !get_bool(h, "timed_out", &x->w_timed_out) || !get_bool(h, "cancelled", &x->w_cancelled) ||
-	    !get_bool(h, "flooded", &x->w_flooded)) {
-		BROKE(s, "a malformed done frame");
-		return;
-	}
-	x->done = true;
-	sb_trace_stamp("done_rx");
-	sb_sup_finish(s);
-	if (json_object_get(h, "trace")) {
-		char *t = json_dumps(json_object_get(h, "trace"), JSON_COMPACT);
-		fprintf(stderr, "sagebox: warm trace: host %llu ms: %s\n", (unsigned long long)(sb_now_ms() - s->start),
-			t ? t : "");
-		free(t);
-	}
-}
-
 static void on_frame(struct frames_feeder *x, struct sb_sup *s, const struct sb_wp_frame *f)
 {
-	if (f->type == SB_WP_READY && x->w->fresh && !x->w->ready && !x->started) {
-		/* A fresh worker says it is ready once, before the job starts. */
-		x->w->ready = json_incref(f->hdr);
+	struct sb_wp_event ev;
+	char why[128];
+	if (sb_wp_job_decode(&x->wj, f, &ev, why, sizeof why)) {
+		BROKE(s, why);
 		return;
 	}
-	json_t *idv = json_object_get(f->hdr, "id");
-	if (!json_is_integer(idv) || json_integer_value(idv) != x->id) {
-		BROKE(s, "a frame for another job");
-		return;
-	}
-	switch (f->type) {
-	case SB_WP_STARTED:
-		if (x->started)
-			BROKE(s, "started twice");
-		x->started = true;
-		return;
-	case SB_WP_OUT: {
-		int id = sb_stream_by_name(json_string_value(json_object_get(f->hdr, "stream")));
-		if (id < 0 || !x->started) {
-			BROKE(s, "a bad output frame");
-			return;
-		}
-		sb_sup_output(s, (enum sb_stream_id)id, f->payload, f->payload_len);
-		return;
-	}
-	case SB_WP_DONE:
-		on_done(x, s, f->hdr);
-		return;
+	switch (ev.type) {
 	case SB_WP_READY:
-	case SB_WP_DATA:  /* (a worker's reader never accepts these) */
-	case SB_WP_REPLY:
-		break;
+		x->w->ready = json_incref(ev.hdr);
+		return;
+	case SB_WP_OUT:
+		sb_sup_output(s, (enum sb_stream_id)ev.stream, ev.payload, ev.payload_len);
+		return;
+	case SB_WP_DONE:
+		x->exit_code = ev.exit_code;
+		x->signal = ev.signal;
+		x->w_timed_out = ev.flags & SB_WP_DONE_TIMED_OUT;
+		x->w_flooded = ev.flags & SB_WP_DONE_FLOODED;
+		sb_trace_stamp("done_rx");
+		sb_sup_finish(s);
+		if (json_object_get(ev.hdr, "trace")) {
+			char *t = json_dumps(json_object_get(ev.hdr, "trace"), JSON_COMPACT);
+			fprintf(stderr, "sagebox: warm trace: host %llu ms: %s\n",
+				(unsigned long long)(sb_now_ms() - s->start), t ? t : "");
+			free(t);
+		}
+		return;
+	default: /* started: the decoder keeps it */
+		return;
 	}
-	BROKE(s, "an unexpected frame");
 }
 
 static int ff_fds(struct sb_feeder *f, struct sb_sup *s, struct pollfd *p)
@@ -150,7 +109,7 @@ static void ff_ready(struct sb_feeder *f, struct sb_sup *s, const struct pollfd 
 	char why[256];
 	struct sb_wp_frame fr;
 	int r;
-	while (!s->killed && !x->done && (r = sb_wp_reader_next(&w->rd, &fr, why, sizeof why)) != 0) {
+	while (!s->killed && !x->wj.done && (r = sb_wp_reader_next(&w->rd, &fr, why, sizeof why)) != 0) {
 		if (r < 0)
 			BROKE(s, why);
 		else
@@ -163,10 +122,10 @@ static void ff_ready(struct sb_feeder *f, struct sb_sup *s, const struct pollfd 
 	}
 	if (p[2].revents)
 		sb_worker_drain_diag(w);
-	if (!s->killed && !x->done && w->sb.stdout_fd < 0) {
+	if (!s->killed && !x->wj.done && w->sb.stdout_fd < 0) {
 		/* The worker is gone before it reported the job: a warm job is
 		 * retried elsewhere; a fresh one has no elsewhere. */
-		x->retry = !x->started && !w->fresh;
+		x->retry = !x->wj.started && !w->fresh;
 		char how[600];
 		sb_worker_died_how(w, how, sizeof how);
 		sb_sup_broken(s, "%s died during the job (%s)%s", who(w), how,
@@ -177,7 +136,7 @@ static void ff_ready(struct sb_feeder *f, struct sb_sup *s, const struct pollfd 
 static void ff_soft_stop(struct sb_feeder *f, struct sb_sup *s)
 {
 	struct frames_feeder *x = ff(f);
-	json_t *h = json_pack("{s:s, s:I}", "type", "cancel", "id", x->id);
+	json_t *h = json_pack("{s:s, s:I}", "type", "cancel", "id", x->wj.id);
 	if (!h || sb_wp_encode(&x->tx, h, NULL, 0))
 		sb_sup_kill(s);
 	json_decref(h);
@@ -210,7 +169,7 @@ static const struct sb_feeder_ops frames_ops = {
  * and the figure caps the driver scales and shrinks figures to. */
 static int encode_run(struct frames_feeder *x, const struct sb_job *job, const struct sb_sink *sink)
 {
-	json_t *h = json_pack("{s:s, s:I, s:s, s:I, s:I, s:I, s:I, s:{s:I, s:I, s:I}}", "type", "run", "id", x->id,
+	json_t *h = json_pack("{s:s, s:I, s:s, s:I, s:I, s:I, s:I, s:{s:I, s:I, s:I}}", "type", "run", "id", x->wj.id,
 			      "lang", sb_lang_name(job->lang), "timeout_ms", (json_int_t)job->limits.timeout_s * 1000,
 			      "max_output", (json_int_t)sink->flood_bytes, "exit_grace_ms",
 			      (json_int_t)sb_sup_policy.exit_grace_ms, "code_bytes", (json_int_t)job->code_len, "limits",
@@ -259,7 +218,16 @@ static json_t *sandbox_json(const struct sb_worker *w)
 enum sb_wrun sb_worker_run(struct sb_worker *w, const struct sb_job *job, const struct sb_run_hooks *hooks,
 			   struct sb_sink *sink, struct sb_result *res)
 {
-	struct frames_feeder x = {.f = {.ops = &frames_ops, .self_timed = !w->fresh}, .w = w, .id = ++w->next_id};
+	/* A fresh worker's ready frame may come before the job starts. */
+	unsigned types = SB_WP_WORKER_TYPES & ~(w->fresh && !w->ready ? 0u : 1u << SB_WP_READY);
+	struct frames_feeder x = {
+		.f = {.ops = &frames_ops, .self_timed = !w->fresh},
+		.w = w,
+		.wj = {.id = ++w->next_id,
+		       .types = types,
+		       .needs_started = true,
+		       .done_needs = SB_WP_DONE_TIMED_OUT | SB_WP_DONE_CANCELLED | SB_WP_DONE_FLOODED},
+	};
 	struct sb_sup s;
 	sb_sup_init(&s, &x.f, sink, (uint64_t)job->limits.timeout_s * 1000, hooks, NULL);
 	if (encode_run(&x, job, sink)) {
@@ -273,7 +241,7 @@ enum sb_wrun sb_worker_run(struct sb_worker *w, const struct sb_job *job, const 
 	enum sb_wrun rc = SB_WRUN_OK;
 	if (x.retry) {
 		rc = SB_WRUN_RETRY;
-	} else if (x.done && !s.killed) {
+	} else if (x.wj.done && !s.killed) {
 		res->exit_code = x.exit_code;
 		res->signal = x.signal;
 		res->timed_out = x.w_timed_out;

@@ -1,5 +1,7 @@
 #include "runner/wproto.h"
 
+#include "runner/supervise.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +96,102 @@ int sb_wp_reader_next(struct sb_wp_reader *r, struct sb_wp_frame *f, char *why, 
 	f->payload = nl ? nl + 1 : "";
 	f->payload_len = nl ? n - hlen - 1 : 0;
 	return 1;
+}
+
+/* An integer member of h within [lo, hi]. */
+static bool get_int(json_t *h, const char *k, int lo, int hi, int *out)
+{
+	json_t *v = json_object_get(h, k);
+	if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
+		return false;
+	*out = (int)json_integer_value(v);
+	return true;
+}
+
+/* The done frame's flags: one row each. */
+static const struct {
+	const char *name;
+	unsigned flag;
+} done_flags[] = {
+	{"timed_out", SB_WP_DONE_TIMED_OUT},     {"cancelled", SB_WP_DONE_CANCELLED},
+	{"flooded", SB_WP_DONE_FLOODED},         {"interrupted", SB_WP_DONE_INTERRUPTED},
+	{"restarted", SB_WP_DONE_RESTARTED},     {"killed", SB_WP_DONE_KILLED},
+};
+
+static int decode_done(const struct sb_wp_job *j, json_t *h, struct sb_wp_event *ev)
+{
+	if (!get_int(h, "exit_code", -1, 255, &ev->exit_code) || !get_int(h, "signal", 0, 127, &ev->signal))
+		return -1;
+	unsigned present = 0;
+	for (size_t i = 0; i < sizeof done_flags / sizeof *done_flags; i++) {
+		json_t *v = json_object_get(h, done_flags[i].name);
+		if (!v)
+			continue;
+		if (!json_is_boolean(v))
+			return -1;
+		present |= done_flags[i].flag;
+		if (json_is_true(v))
+			ev->flags |= done_flags[i].flag;
+	}
+	json_t *reason = json_object_get(h, "reason");
+	if ((j->done_needs & ~present) || (reason && !json_is_string(reason)))
+		return -1;
+	ev->reason = json_string_value(reason);
+	return 0;
+}
+
+#define REJECT(...) (snprintf(why, whyn, __VA_ARGS__), -1)
+
+int sb_wp_job_decode(struct sb_wp_job *j, const struct sb_wp_frame *f, struct sb_wp_event *ev, char *why,
+		     size_t whyn)
+{
+	memset(ev, 0, sizeof *ev);
+	ev->type = f->type;
+	ev->hdr = f->hdr;
+	if (j->done)
+		return REJECT("a frame after the job's done");
+	if (!(j->types & 1u << f->type))
+		return REJECT("an unexpected frame");
+	if (f->type == SB_WP_READY) {
+		/* A fresh worker says it is ready once, before the job starts. */
+		if (j->started)
+			return REJECT("a ready frame after started");
+		j->types &= ~(1u << SB_WP_READY);
+		return 0;
+	}
+	json_t *idv = json_object_get(f->hdr, "id");
+	if (!json_is_integer(idv) || json_integer_value(idv) != j->id)
+		return REJECT("a frame for another job");
+	switch (f->type) {
+	case SB_WP_STARTED:
+		if (j->started)
+			return REJECT("started twice");
+		j->started = true;
+		return 0;
+	case SB_WP_OUT:
+		ev->stream = sb_stream_by_name(json_string_value(json_object_get(f->hdr, "stream")));
+		if (ev->stream < 0 || (j->needs_started && !j->started))
+			return REJECT("a bad output frame");
+		ev->payload = f->payload;
+		ev->payload_len = f->payload_len;
+		return 0;
+	case SB_WP_DONE:
+		if ((j->needs_started && !j->started) || decode_done(j, f->hdr, ev))
+			return REJECT("a malformed done frame");
+		j->done = true;
+		return 0;
+	case SB_WP_REPLY: {
+		json_t *e = json_object_get(f->hdr, "error");
+		if (e && !json_is_string(e))
+			return REJECT("a malformed reply");
+		ev->error = json_string_value(e);
+		return 0;
+	}
+	case SB_WP_READY:
+	case SB_WP_DATA:
+		break;
+	}
+	return REJECT("an unexpected frame");
 }
 
 int sb_wp_encode(struct sb_buf *out, json_t *hdr, const void *payload, size_t n)

@@ -13,6 +13,7 @@
 #define SAGEBOX_WPROTO_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -50,6 +51,62 @@ int sb_wp_reader_feed(struct sb_wp_reader *r, const void *p, size_t n);
 /* 1: a frame is in *f (valid until the next call); 0: more bytes needed;
  * -1: protocol error, why says what was wrong. */
 int sb_wp_reader_next(struct sb_wp_reader *r, struct sb_wp_frame *f, char *why, size_t whyn);
+
+/* ---- one job's frames, decoded and checked once for every feeder ----
+ *
+ * A feeder (the warm and fresh worker's, runner/worker_job.c; a session's
+ * call or background job, runner/sess_feed.c) holds a struct sb_wp_job
+ * for its job and hands it each frame. sb_wp_job_decode checks the frame
+ * against the protocol and the job's place in it and returns a typed
+ * event, or -1 with why: the caller then treats its far side as broken
+ * (kills the worker's sandbox, or ends the session). Rejected alike for
+ * every feeder: a type this job never gets, a frame for another job (no
+ * integer id, or not this job's), a second ready or started frame, output
+ * on an unknown stream, output or done before started where a started
+ * frame is due, anything after done, a done frame whose exit_code (-1 to
+ * 255) or signal (0 to 127) is missing or out of range, whose flags are
+ * not booleans, that lacks a flag the job needs, or whose reason is not a
+ * string, and a reply whose error is not a string. */
+
+/* The flags a done frame may carry (true when present and true). */
+enum {
+	SB_WP_DONE_TIMED_OUT = 1u << 0,   /* the worker's own deadline */
+	SB_WP_DONE_CANCELLED = 1u << 1,   /* after a cancel frame */
+	SB_WP_DONE_FLOODED = 1u << 2,     /* the worker's own output cap */
+	SB_WP_DONE_INTERRUPTED = 1u << 3, /* a session call after an interrupt */
+	SB_WP_DONE_RESTARTED = 1u << 4,   /* a session's interpreter was restarted */
+	SB_WP_DONE_KILLED = 1u << 5,      /* a session's job after a jobkill */
+};
+
+struct sb_wp_event {
+	enum sb_wp_type type;  /* READY, STARTED, OUT, DONE or REPLY */
+	json_t *hdr;           /* the frame's header (READY: the worker's report) */
+	/* OUT */
+	int stream;            /* enum sb_stream_id (runner/supervise.h) */
+	const char *payload;
+	size_t payload_len;
+	/* DONE */
+	int exit_code, signal;
+	unsigned flags;        /* SB_WP_DONE_* */
+	const char *reason;    /* NULL when none; valid while the frame is */
+	/* REPLY: the far side refused the request */
+	const char *error;     /* NULL when it gave no reason */
+};
+
+/* Where one job stands; set id, types and the rules, zero the rest. */
+struct sb_wp_job {
+	json_int_t id;
+	unsigned types;        /* the frame types this job may get (1u << SB_WP_*) */
+	bool needs_started;    /* output and done only after a started frame */
+	unsigned done_needs;   /* SB_WP_DONE_* its done frame must carry (true or false) */
+	bool started, done;    /* what it has had (a caller may set started) */
+};
+
+/* 0: *ev is the frame as an event (valid while f is), the job's state
+ * moved on; -1: the frame breaks the protocol, why says how. A ready frame
+ * is taken at most once and only before started. */
+int sb_wp_job_decode(struct sb_wp_job *j, const struct sb_wp_frame *f, struct sb_wp_event *ev, char *why,
+		     size_t whyn);
 
 /* Append one frame (header + optional payload) to out. */
 int sb_wp_encode(struct sb_buf *out, json_t *hdr, const void *payload, size_t n);

@@ -38,12 +38,18 @@ static void free_session(struct sess *s)
 }
 
 /* What the pump does with one frame from the controller. */
-static void from_controller(struct sess *s, enum sb_wp_type type, json_int_t id, const char *payload)
+static void from_controller_on(struct sess *s, enum sb_wp_type type, json_int_t id, const char *stream,
+			       const char *payload)
 {
-	json_t *h = json_pack("{s:I, s:s}", "id", id, "stream", "stdout");
+	json_t *h = json_pack("{s:I, s:s}", "id", id, "stream", stream);
 	struct sb_wp_frame f = {type, h, payload, strlen(payload)};
 	sess_deliver(s, &f);
 	json_decref(h);
+}
+
+static void from_controller(struct sess *s, enum sb_wp_type type, json_int_t id, const char *payload)
+{
+	from_controller_on(s, type, id, "stdout", payload);
 }
 
 static bool readable(int fd)
@@ -140,8 +146,49 @@ static void test_readable_while_frames_wait(void)
 	free_session(s);
 }
 
+/* A controller that breaks the protocol during a call (output on a stream
+ * that does not exist, which the call's feeder once dropped without a
+ * word) ends its session at once, as a warm worker's sandbox is killed:
+ * the controller runs beside the session's untrusted code. */
+static void test_a_call_rejects_what_a_worker_would(void)
+{
+	static const struct {
+		enum sb_wp_type type;
+		const char *stream;
+	} bad[] = {{SB_WP_OUT, "nowhere"}, {SB_WP_STARTED, "stdout"}, {SB_WP_DATA, "stdout"}};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		int ch[2];
+		CHECK(pipe(ch) == 0);
+		struct sess *s = bare_session(ch[1]);
+		snprintf(s->id, sizeof s->id, "s_test");
+		struct sess_feeder x;
+		CHECK(sess_feeder_init(&x, s, false) == 0);
+		from_controller(s, SB_WP_OUT, x.in.id, "fine\n");
+		from_controller_on(s, bad[i].type, x.in.id, bad[i].stream, "x");
+		struct sb_capture_sink cap;
+		CHECK(sb_capture_sink_init(&cap, 1 << 16) == 0);
+		struct sb_sup sup;
+		sb_sup_init(&sup, &x.f, &cap.sink, 5000, NULL, &quick);
+		sb_sup_run(&sup);
+		CHECK(!sup.timed_out && !x.done);
+		CHECK(strstr(sup.broken, "broke the protocol") != NULL);
+		char why[400];
+		CHECK(sess_dead(s, why, sizeof why) && strstr(why, "broke the protocol"));
+		struct sb_result res;
+		sb_result_init(&res);
+		sb_capture_sink_finish(&cap, &res);
+		CHECK(res.out.data && !strcmp(res.out.data, "fine\n"));
+		sb_result_free(&res);
+		sess_feeder_fini(&x);
+		sb_close(&ch[0]);
+		sb_close(&ch[1]);
+		free_session(s);
+	}
+}
+
 int main(void)
 {
+	test_a_call_rejects_what_a_worker_would();
 	test_output_that_came_with_started();
 	test_readable_while_frames_wait();
 	return check_summary();
