@@ -170,7 +170,7 @@ int sb_cli_run(int argc, char **argv)
 		run_usage(stderr);
 		return SB_EXIT_SANDBOX;
 	}
-	struct sb_job job = {.limits = cfg.limits};
+	struct sb_job job = {.kind = SB_JOB_STATELESS, .limits = cfg.limits};
 	job.lang = sb_lang_from_path(path);
 	if (lang_s && sb_lang_parse(lang_s, &job.lang)) {
 		fprintf(stderr, "sagebox: --lang: unknown language '%s' (allowed: sage, python, shell)\n", lang_s);
@@ -200,8 +200,9 @@ int sb_cli_run(int argc, char **argv)
 		sb_cli_print_error(&err);
 		return SB_EXIT_SANDBOX;
 	}
-	struct sb_result res;
-	sb_runner_run(runner, &job, NULL, &res);
+	struct sb_run_out ro;
+	sb_runner_run(runner, &job, NULL, &ro); /* (stateless: always a result) */
+	struct sb_result res = ro.res;
 	if (fig_dfd >= 0)
 		save_figures(fig_dfd, fig_dir, &res.figures);
 	if (json) {

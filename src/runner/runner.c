@@ -89,12 +89,18 @@ void sb_runner_prestart(struct sb_runner *r, enum sb_lang lang)
 		sb_pool_prestart(r->pool, lang);
 }
 
+/* The one place "no backend" is checked: false with err saying why. */
+static bool usable(const struct sb_runner *r, struct sb_error *err)
+{
+	if (!r->backend)
+		*err = r->backend_err;
+	return r->backend != NULL;
+}
+
 struct sb_sessions *sb_runner_sessions(struct sb_runner *r, struct sb_error *err)
 {
-	if (!r->backend) {
-		*err = r->backend_err;
+	if (!usable(r, err))
 		return NULL;
-	}
 	pthread_mutex_lock(&r->sessions_lock);
 	if (!r->sessions)
 		r->sessions = sb_sessions_new(&r->cfg, r->backend);
@@ -110,25 +116,21 @@ const struct sb_config *sb_runner_config(const struct sb_runner *r)
 	return &r->cfg;
 }
 
-/* A fresh result for job; false (res says why) when there is no backend. */
-static bool begin(const struct sb_runner *r, const struct sb_job *job, struct sb_result *res)
+/* A call of its own: a warm worker or a fresh sandbox, its output in a
+ * head+tail capture of each stream under the job's cap. */
+static void run_stateless(struct sb_runner *r, const struct sb_job *job, const struct sb_run_hooks *hooks,
+			  struct sb_result *res)
 {
-	sb_result_init(res);
-	res->timeout_s = job->limits.timeout_s;
-	res->max_bytes_per_stream = job->limits.output_bytes;
-	if (r->backend)
-		return true;
-	res->internal_error = strdup(r->backend_err.msg);
-	if (r->backend_err.hint[0])
-		res->hint = strdup(r->backend_err.hint);
-	return false;
-}
-
-static int run_to(struct sb_runner *r, const struct sb_job *job, const struct sb_run_hooks *hooks,
-		  struct sb_sink *sink, struct sb_result *res)
-{
-	int rc = r->pool ? sb_run_warm(r->pool, job, hooks, sink, res)
-			 : sb_run_fresh(&r->cfg, r->backend, job, hooks, sink, res);
+	struct sb_capture_sink cs;
+	if (sb_capture_sink_init(&cs, job->limits.output_bytes)) {
+		res->internal_error = strdup("out of memory");
+		return;
+	}
+	int rc = r->pool ? sb_run_warm(r->pool, job, hooks, &cs.sink, res)
+			 : sb_run_fresh(&r->cfg, r->backend, job, hooks, &cs.sink, res);
+	sb_capture_sink_finish(&cs, res);
+	if (rc < 0 && !res->internal_error)
+		res->internal_error = strdup("the runner failed without saying why");
 	if (res->sandbox && json_is_object(res->sandbox)) {
 		/* What the runner itself enforces, on top of the backend. */
 		json_object_set_new(res->sandbox, "isolation", json_string(r->pool ? "warm" : "fresh"));
@@ -136,29 +138,42 @@ static int run_to(struct sb_runner *r, const struct sb_job *job, const struct sb
 		json_object_set_new(res->sandbox, "output_limit_bytes_per_stream",
 				    json_integer((json_int_t)job->limits.output_bytes));
 	}
-	return rc;
 }
 
-int sb_runner_run_sink(struct sb_runner *r, const struct sb_job *job, const struct sb_run_hooks *hooks,
-		       struct sb_sink *sink, struct sb_result *res)
+void sb_run_out_free(struct sb_run_out *o)
 {
-	return begin(r, job, res) ? run_to(r, job, hooks, sink, res) : 0;
+	sb_result_free(&o->res);
 }
 
 int sb_runner_run(struct sb_runner *r, const struct sb_job *job, const struct sb_run_hooks *hooks,
-		  struct sb_result *res)
+		  struct sb_run_out *out)
 {
-	if (!begin(r, job, res))
-		return 0;
-	/* A call's output: head and tail of each stream, under the job's cap. */
-	struct sb_capture_sink cs;
-	if (sb_capture_sink_init(&cs, job->limits.output_bytes)) {
-		res->internal_error = strdup("out of memory");
+	memset(out, 0, sizeof *out);
+	sb_result_init(&out->res);
+	out->res.timeout_s = job->limits.timeout_s;
+	out->res.max_bytes_per_stream = job->limits.output_bytes;
+	if (!usable(r, &out->err)) {
+		out->unusable = true;
+		if (job->kind != SB_JOB_STATELESS)
+			return -1;
+		out->res.internal_error = strdup(out->err.msg);
+		if (out->err.hint[0])
+			out->res.hint = strdup(out->err.hint);
 		return 0;
 	}
-	int rc = run_to(r, job, hooks, &cs.sink, res);
-	sb_capture_sink_finish(&cs, res);
-	return rc;
+	if (job->kind == SB_JOB_STATELESS) {
+		run_stateless(r, job, hooks, &out->res);
+		return 0;
+	}
+	struct sb_sessions *ss = sb_runner_sessions(r, &out->err);
+	if (!ss) {
+		out->unusable = true;
+		return -1;
+	}
+	if (job->kind == SB_JOB_SESSION)
+		return sb_session_run(ss, job->owner, job->session, job, hooks, &out->res, &out->session, &out->err);
+	return sb_job_start(ss, job->owner, job->lang, job->code, job->code_len, job->session, job->limits.timeout_s,
+			    out->job_id, &out->err);
 }
 
 json_t *sb_runner_status(struct sb_runner *r)

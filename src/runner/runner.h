@@ -50,6 +50,27 @@ void sb_runner_backend_settings(const struct sb_config *cfg, struct sb_backend_s
 /* The backend cfg names, opened with those settings (NULL with err). */
 struct sb_backend *sb_runner_backend_open(const struct sb_config *cfg, struct sb_error *err);
 
+#define SB_SESSION_ID_LEN 35 /* "s_" or "j_", 32 hex digits, NUL */
+
+/* What a call in a session did to the session, besides its result. */
+struct sb_session_verdict {
+	bool interrupted;      /* it was interrupted (timeout, cancel, flood) */
+	bool restarted;        /* the interpreter was restarted: variables gone */
+	bool closed;           /* the session itself ended (it stopped answering) */
+	char reason[400];      /* why, when restarted or closed */
+};
+
+/* What sb_runner_run gives back, by the job's kind. */
+struct sb_run_out {
+	struct sb_result res;              /* STATELESS, SESSION: the result */
+	struct sb_session_verdict session; /* SESSION: what the call did to its session */
+	char job_id[SB_SESSION_ID_LEN];    /* BACKGROUND: the job, started in the background */
+	struct sb_error err;               /* -1: why the job was not taken */
+	bool unusable;                     /* -1 because there is no usable backend (or
+					      no memory for the sessions) */
+};
+void sb_run_out_free(struct sb_run_out *o);
+
 /* A runner for this configuration. Does not start anything yet. */
 struct sb_runner *sb_runner_new(const struct sb_config *cfg, struct sb_error *err);
 /* Kill every job and worker, then free. */
@@ -58,16 +79,18 @@ void sb_runner_free(struct sb_runner *r);
 /* Start warm workers in the background (warm isolation only; no-op else). */
 void sb_runner_prestart(struct sb_runner *r, enum sb_lang lang);
 
-/* Run one job to completion. Returns 0 when a result was produced (even if
- * the code failed or the sandbox could not be set up: then
- * res->internal_error says why). hooks may be NULL. */
+/* The runner's one entry: run a job as its kind says. It picks the feeder
+ * (a warm worker, a fresh sandbox, the session's interpreter) and the sink
+ * (a call's head+tail capture, a background job's log). A stateless job
+ * always gives a result (0; res->internal_error says when the sandbox
+ * failed or there is no backend). A session call gives 0 with a result and
+ * the verdict, or -1 with err when the session cannot take it (unknown,
+ * expired, wrong language, no backend). A background job gives 0 with its
+ * id (it runs on in the background) or -1 with err. hooks may be NULL
+ * (a background job has its own). out is filled in every case; free it
+ * with sb_run_out_free. */
 int sb_runner_run(struct sb_runner *r, const struct sb_job *job, const struct sb_run_hooks *hooks,
-		  struct sb_result *res);
-/* The same with the output going to sink (runner/supervise.h: e.g. a
- * background job's log) instead of res->out and res->err, which stay
- * empty. sb_runner_run is this with the head+tail capture sink. */
-int sb_runner_run_sink(struct sb_runner *r, const struct sb_job *job, const struct sb_run_hooks *hooks,
-		       struct sb_sink *sink, struct sb_result *res);
+		  struct sb_run_out *out);
 
 /* The sessions and background jobs (runner/sessions.h), started at first
  * use; NULL with err when there is no usable backend. */

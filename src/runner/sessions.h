@@ -38,7 +38,6 @@
 #include "runner/runner.h"
 #include "util/error.h"
 
-#define SB_SESSION_ID_LEN 35 /* "s_" or "j_", 32 hex digits, NUL */
 #define SB_OWNER_MAX 64
 
 struct sb_sessions;
@@ -71,13 +70,6 @@ int sb_session_reset(struct sb_sessions *ss, const char *owner, const char *id, 
 /* Every process of it dies, its workspace is discarded, its jobs end. */
 int sb_session_close(struct sb_sessions *ss, const char *owner, const char *id, struct sb_error *err);
 
-/* What a call in a session did to the session, besides its result. */
-struct sb_session_verdict {
-	bool interrupted;      /* it was interrupted (timeout, cancel, flood) */
-	bool restarted;        /* the interpreter was restarted: variables gone */
-	bool closed;           /* the session itself ended (it stopped answering) */
-	char reason[400];      /* why, when restarted or closed */
-};
 /* Run job in the session's interpreter (job->lang must suit the session: a
  * Sage session takes Sage and Python). -1 with err when the session cannot
  * take it (unknown, expired, wrong language); 0 with a result otherwise. */

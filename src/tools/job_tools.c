@@ -69,19 +69,22 @@ void sb_job_start_handler(const struct sb_tool *t, const json_t *args, struct sb
 		return;
 	}
 	ctx->audit->timeout_s = (unsigned)timeout;
-	struct sb_sessions *ss = sb_tools_sessions(ctx, out);
-	if (!ss)
-		return;
-	enum sb_lang lang;
-	sb_lang_parse(sb_tool_arg_text(args, "lang", NULL), &lang);
-	size_t n;
-	const char *code = sb_tool_arg_text(args, "code", &n);
 	const char *sid = sb_tool_arg_text(args, "session_id", NULL);
-	char id[SB_SESSION_ID_LEN];
-	if (sb_job_start(ss, ctx->owner, lang, code, n, sid, (unsigned)timeout, id, &err)) {
-		sb_tools_error(ctx, out, &err);
+	struct sb_job job = {.kind = SB_JOB_BACKGROUND, .owner = ctx->owner, .session = sid, .limits = cfg->limits};
+	sb_lang_parse(sb_tool_arg_text(args, "lang", NULL), &job.lang);
+	job.code = sb_tool_arg_text(args, "code", &job.code_len);
+	job.limits.timeout_s = (unsigned)timeout;
+	struct sb_run_out ro = {0};
+	if (!ctx->srv->runner || sb_runner_run(ctx->srv->runner, &job, NULL, &ro)) {
+		if (!ctx->srv->runner || ro.unusable)
+			sb_tools_unusable(ctx, out, &ro.err);
+		else
+			sb_tools_error(ctx, out, &ro.err);
+		sb_run_out_free(&ro);
 		return;
 	}
+	sb_run_out_free(&ro);
+	const char *id = ro.job_id;
 	snprintf(ctx->audit->job, sizeof ctx->audit->job, "%s", id);
 	char *text = sb_tools_printed("Started job %s%s%s (at most %lld s). Check it with job_status, read its output with "
 			     "job_output.", id, sid ? " in session " : "", sid ? sid : "", timeout);

@@ -142,46 +142,6 @@ static void no_runner_result(const struct sb_tool_server *srv, unsigned timeout_
 	res->max_bytes_per_stream = srv->cfg->limits.output_bytes;
 }
 
-void sb_run_handler(const struct sb_tool *t, const json_t *args, struct sb_tool_ctx *ctx, struct sb_tool_result *out)
-{
-	const struct sb_tool_server *srv = ctx->srv;
-	struct sb_job job = {.lang = t->lang, .limits = srv->cfg->limits};
-	job.code = sb_tool_arg_text(args, "code", &job.code_len);
-	job.limits.timeout_s = (unsigned)sb_tool_arg_int(args, "timeout_seconds", srv->cfg->limits.timeout_s);
-	ctx->audit->timeout_s = job.limits.timeout_s;
-
-	const char *sid = sb_tool_arg_text(args, "session_id", NULL);
-	if (sid && srv->runner) { /* (no runner: the error below, as any call's) */
-		sb_run_in_session(t, sid, &job, ctx, out);
-		return;
-	}
-	struct sb_result res;
-	sb_result_init(&res);
-	if (!srv->runner)
-		no_runner_result(srv, job.limits.timeout_s, &res);
-	else if (sb_runner_run(srv->runner, &job, &ctx->hooks, &res) < 0 && !res.internal_error)
-		res.internal_error = strdup("the runner failed without saying why");
-	if (!res.out.data)
-		res.out.data = strdup("");
-	if (!res.err.data)
-		res.err.data = strdup("");
-	out->cancelled = res.cancelled;
-
-	struct sb_audit_record *rec = ctx->audit;
-	sb_result_verdict(&res, rec->verdict, sizeof rec->verdict);
-	sb_tool_backend_of(srv, res.sandbox, rec->backend, sizeof rec->backend);
-	rec->duration_ms = res.duration_ms;
-	rec->ok = sb_result_ok(&res);
-
-	char *text = sb_result_text(&res, t, srv->cfg);
-	sb_tool_result_text(out, text ? text : rec->verdict);
-	free(text);
-	sb_tool_result_figures(out, &res.figures);
-	out->is_error = !rec->ok;
-	out->structured = sb_result_to_json(&res);
-	sb_result_free(&res);
-}
-
 /* What a call did to its session, after the result's own text. */
 static void session_note(struct sb_buf *b, const char *sid, const struct sb_session_verdict *v)
 {
@@ -214,48 +174,65 @@ static void session_unusable(struct sb_tool_ctx *ctx, struct sb_tool_result *out
 	sb_result_free(&res);
 }
 
-void sb_run_in_session(const struct sb_tool *t, const char *sid, const struct sb_job *job, struct sb_tool_ctx *ctx,
-		       struct sb_tool_result *out)
+/* A run's result as the tool's: the audit record, the text (with what the
+ * call did to its session, sid not NULL), the figures, the structured
+ * result. The one place a run's result is shaped. */
+static void shape(const struct sb_tool *t, struct sb_tool_ctx *ctx, struct sb_tool_result *out, struct sb_result *res,
+		  const char *sid, const struct sb_session_verdict *v)
 {
 	const struct sb_tool_server *srv = ctx->srv;
-	struct sb_error err = {0};
-	struct sb_sessions *ss = sb_runner_sessions(srv->runner, &err);
-	if (!ss) {
-		session_unusable(ctx, out, &err);
-		return;
-	}
-	struct sb_result res;
-	struct sb_session_verdict v;
-	sb_result_init(&res);
-	if (sb_session_run(ss, ctx->owner, sid, job, &ctx->hooks, &res, &v, &err)) {
-		sb_result_free(&res);
-		session_unusable(ctx, out, &err);
-		return;
-	}
-	if (!res.out.data)
-		res.out.data = strdup("");
-	if (!res.err.data)
-		res.err.data = strdup("");
-	out->cancelled = res.cancelled;
+	if (!res->out.data)
+		res->out.data = strdup("");
+	if (!res->err.data)
+		res->err.data = strdup("");
+	out->cancelled = res->cancelled;
 	struct sb_audit_record *rec = ctx->audit;
-	sb_result_verdict(&res, rec->verdict, sizeof rec->verdict);
-	if (v.restarted || v.closed)
+	sb_result_verdict(res, rec->verdict, sizeof rec->verdict);
+	if (sid && (v->restarted || v->closed))
 		snprintf(rec->verdict + strlen(rec->verdict), sizeof rec->verdict - strlen(rec->verdict), "%s",
-			 v.closed ? "; session ended" : "; session restarted");
-	sb_tool_backend_of(srv, res.sandbox, rec->backend, sizeof rec->backend);
-	rec->duration_ms = res.duration_ms;
-	rec->ok = sb_result_ok(&res);
+			 v->closed ? "; session ended" : "; session restarted");
+	sb_tool_backend_of(srv, res->sandbox, rec->backend, sizeof rec->backend);
+	rec->duration_ms = res->duration_ms;
+	rec->ok = sb_result_ok(res);
 	SB_AUTO_BUF b = {0};
-	char *text = sb_result_text(&res, t, srv->cfg);
+	char *text = sb_result_text(res, t, srv->cfg);
 	sb_buf_printf(&b, "%s", text ? text : rec->verdict);
 	free(text);
-	session_note(&b, sid, &v);
+	if (sid)
+		session_note(&b, sid, v);
 	sb_tool_result_text(out, b.data ? b.data : "");
-	sb_tool_result_figures(out, &res.figures);
+	sb_tool_result_figures(out, &res->figures);
 	out->is_error = !rec->ok;
-	out->structured = sb_result_to_json(&res);
-	json_object_set_new(out->structured, "session",
-			    json_pack("{s:s, s:b, s:b, s:b, s:s}", "session_id", sid, "interrupted", v.interrupted,
-				      "restarted", v.restarted, "ended", v.closed, "reason", v.reason));
-	sb_result_free(&res);
+	out->structured = sb_result_to_json(res);
+	if (sid)
+		json_object_set_new(out->structured, "session",
+				    json_pack("{s:s, s:b, s:b, s:b, s:s}", "session_id", sid, "interrupted",
+					      v->interrupted, "restarted", v->restarted, "ended", v->closed, "reason",
+					      v->reason));
+}
+
+void sb_run_handler(const struct sb_tool *t, const json_t *args, struct sb_tool_ctx *ctx, struct sb_tool_result *out)
+{
+	const struct sb_tool_server *srv = ctx->srv;
+	const char *sid = sb_tool_arg_text(args, "session_id", NULL);
+	struct sb_job job = {.kind = sid ? SB_JOB_SESSION : SB_JOB_STATELESS, .owner = ctx->owner, .session = sid,
+			     .lang = t->lang, .limits = srv->cfg->limits};
+	job.code = sb_tool_arg_text(args, "code", &job.code_len);
+	job.limits.timeout_s = (unsigned)sb_tool_arg_int(args, "timeout_seconds", srv->cfg->limits.timeout_s);
+	ctx->audit->timeout_s = job.limits.timeout_s;
+
+	struct sb_run_out ro;
+	if (!srv->runner) {
+		/* No runner: a stateless result with the reason, session or not. */
+		memset(&ro, 0, sizeof ro);
+		sb_result_init(&ro.res);
+		no_runner_result(srv, job.limits.timeout_s, &ro.res);
+		sid = NULL;
+	} else if (sb_runner_run(srv->runner, &job, &ctx->hooks, &ro)) {
+		session_unusable(ctx, out, &ro.err);
+		sb_run_out_free(&ro);
+		return;
+	}
+	shape(t, ctx, out, &ro.res, sid, &ro.session);
+	sb_run_out_free(&ro);
 }

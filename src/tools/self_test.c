@@ -26,9 +26,11 @@ static void add_check(json_t *checks, const char *name, bool ok, const char *det
 static bool run_job(struct sb_runner *r, enum sb_lang lang, const char *code, const struct sb_limits *l,
 		    struct sb_result *res)
 {
-	struct sb_job job = {.lang = lang, .code = code, .code_len = strlen(code), .limits = *l};
-	sb_result_init(res);
-	return sb_runner_run(r, &job, NULL, res) == 0;
+	struct sb_job job = {.kind = SB_JOB_STATELESS, .lang = lang, .code = code, .code_len = strlen(code), .limits = *l};
+	struct sb_run_out ro;
+	int rc = sb_runner_run(r, &job, NULL, &ro);
+	*res = ro.res; /* (the caller frees it) */
+	return rc == 0;
 }
 
 static char *trimmed(const char *s)

@@ -10,19 +10,23 @@
 #include "tools/sessions.h"
 #include "util/buf.h"
 
+void sb_tools_unusable(struct sb_tool_ctx *ctx, struct sb_tool_result *out, struct sb_error *err)
+{
+	if (!ctx->srv->runner)
+		*err = ctx->srv->runner_err;
+	if (!err->msg[0])
+		sb_fail(err, "the sandbox is not usable here");
+	if (!err->hint[0])
+		sb_hint(err, "call sandbox_status and tell the user what it reports");
+	sb_tools_error(ctx, out, err);
+}
+
 struct sb_sessions *sb_tools_sessions(struct sb_tool_ctx *ctx, struct sb_tool_result *out)
 {
 	struct sb_error err = {0};
 	struct sb_sessions *ss = ctx->srv->runner ? sb_runner_sessions(ctx->srv->runner, &err) : NULL;
-	if (!ss) {
-		if (!ctx->srv->runner)
-			err = ctx->srv->runner_err;
-		if (!err.msg[0])
-			sb_fail(&err, "the sandbox is not usable here");
-		if (!err.hint[0])
-			sb_hint(&err, "call sandbox_status and tell the user what it reports");
-		sb_tools_error(ctx, out, &err);
-	}
+	if (!ss)
+		sb_tools_unusable(ctx, out, &err);
 	return ss;
 }
 

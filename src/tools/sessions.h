@@ -17,6 +17,9 @@
 /* Shared by the handlers (session_tools.c). */
 /* The runner's sessions, or NULL with an error result already in out. */
 struct sb_sessions *sb_tools_sessions(struct sb_tool_ctx *ctx, struct sb_tool_result *out);
+/* The error result when the sandbox is not usable here: err (no runner:
+ * the server's reason), with a hint to call sandbox_status when it has none. */
+void sb_tools_unusable(struct sb_tool_ctx *ctx, struct sb_tool_result *out, struct sb_error *err);
 /* A tool acting on one of the calling client's own sessions or jobs: the
  * runner's sessions, the handle (the argument session_id or job_id) and
  * the error the runner fills when this client has no such session or job. */
@@ -89,9 +92,5 @@ void sb_job_output_handler(const struct sb_tool *t, const json_t *args, struct s
 			   struct sb_tool_result *out);
 void sb_job_cancel_handler(const struct sb_tool *t, const json_t *args, struct sb_tool_ctx *ctx,
 			   struct sb_tool_result *out);
-
-/* run.c: a run tool's call in a session (session_id given). */
-void sb_run_in_session(const struct sb_tool *t, const char *session_id, const struct sb_job *job,
-		       struct sb_tool_ctx *ctx, struct sb_tool_result *out);
 
 #endif
