@@ -12,10 +12,8 @@ result object."""
 import atexit
 import json
 import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "warm"))
-from mcpclient import MCP, TOOLS  # noqa: E402
+from mcpclient import MCP, TOOLS
 
 _servers = {}
 

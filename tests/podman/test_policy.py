@@ -4,16 +4,13 @@ exactly as in the native sandbox. The engine's default profile allows
 process_vm_readv/writev, pidfd_getfd, name_to_handle_at, mq_*, inotify,
 ptrace, keyctl, unshare and mount; sagebox compiles its own table onto it."""
 import json
-import os
 import subprocess
-import sys
 
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-import policy_probe  # noqa: E402
+import policy_probe
 
-from conftest import SAGEBOX, run_code  # noqa: E402
+from conftest import SAGEBOX, run_code
 
 
 def probe(backend_args, **kw):

@@ -5,17 +5,13 @@ tools and a refused escape, a job in a session, neither session seeing the
 other, and closing a session ends its processes; the suite then checks that
 no container of ours is left once the server has gone."""
 import os
-import sys
 import time
 import uuid
 
-here = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(here, "..", "lib"))
-sys.path.insert(0, os.path.join(here, "..", "warm"))
-from hostproc import host_pids_with  # noqa: E402
-from mcpclient import MCP  # noqa: E402
+from hostproc import host_pids_with
+from mcpclient import MCP
 
-from conftest import IMAGE, SAGEBOX, as_user_argv, ours, wait_for  # noqa: E402
+from conftest import IMAGE, SAGEBOX, as_user_argv, ours, wait_for
 
 
 def ok(mcp, tool, args):

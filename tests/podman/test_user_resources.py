@@ -3,14 +3,11 @@ user must not make it fail for other containers or for the host user's own
 processes. Every container of the host user lives in podman's one user
 namespace; each runs as a uid of its own there, so their counts are apart.
 The attack: tests/lib/user_resources_probe.py."""
-import os
 import subprocess
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-import user_resources_probe as urp  # noqa: E402
+import user_resources_probe as urp
 
-from conftest import IMAGE, SAGEBOX, as_user, as_user_argv, run_code  # noqa: E402
+from conftest import IMAGE, SAGEBOX, as_user, as_user_argv, run_code
 
 SIGPENDING = 128  # sandbox/user_resources.c
 

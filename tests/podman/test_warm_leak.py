@@ -1,16 +1,11 @@
 """Issue 13.1 on Podman: a warm call cannot read an earlier call's code,
 output, files or figures from its own memory (tests/lib/leakprobe.py; the native
 version is tests/warm/test_leak.py)."""
-import os
-import sys
 
-here = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(here, "..", "lib"))
-sys.path.insert(0, os.path.join(here, "..", "warm"))
-from leakprobe import CASES, check_scan, figure_holds, new_secrets, plant, scan_code  # noqa: E402
-from mcpclient import MCP, TOOLS  # noqa: E402
+from leakprobe import CASES, check_scan, figure_holds, new_secrets, plant, scan_code
+from mcpclient import MCP, TOOLS
 
-from conftest import IMAGE, SAGEBOX, as_user_argv  # noqa: E402
+from conftest import IMAGE, SAGEBOX, as_user_argv
 
 
 def test_next_call_cannot_read_earlier_calls_from_memory():

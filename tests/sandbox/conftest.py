@@ -4,12 +4,10 @@ what the code inside could or could not do."""
 import json
 import os
 import subprocess
-import sys
 
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from hostproc import host_pids_with  # noqa: E402,F401
+from hostproc import host_pids_with  # noqa: F401
 
 BIN = os.environ.get("SAGEBOX_BIN", "/work/main/build/sagebox")
 # SAGEBOX_TEST_VIA=session: every run is made in a fresh session (meson test

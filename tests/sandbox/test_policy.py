@@ -3,13 +3,10 @@ sandbox: every refused call gets exactly the table's answer, and the allowed
 neighbours of the conditional rows still work. tests/podman/test_policy.py
 runs the same probe in a container, so the two backends cannot drift."""
 import json
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-import policy_probe  # noqa: E402
+import policy_probe
 
-from conftest import BIN, run  # noqa: E402
+from conftest import BIN, run
 
 
 def test_native_refuses_what_the_policy_table_says():

@@ -165,9 +165,18 @@ def test_cpu_limit_enforced_when_claimed():
     res, r = run_json(BUSY, args=("--cpus", "0.5"))
     enforced_by = res["sandbox"]["cpus"]["enforced_by"]
     p = __import__("json").loads(res["stdout"].strip().splitlines()[-1])
+    # What the host offers (the same status a user reads): the sandbox must
+    # use a cgroup that can hold the CPU share whenever there is one, and
+    # say plainly that the limit is not enforced only when there is none.
+    st = subprocess.run([BIN, "status", "--json", "--backend", "native"], capture_output=True, text=True,
+                        timeout=60)
+    would = __import__("json").loads(st.stdout)["backend"]["would_enforce"].get("cpus")
     if enforced_by is None:
-        assert "note" in res["sandbox"]["cpus"]
+        assert would is None, ("the host has a cgroup for the CPU share, but the sandbox did not use it",
+                               would, res["sandbox"])
+        assert "not enforced" in res["sandbox"]["cpus"]["note"], res["sandbox"]["cpus"]
         return
+    assert would is not None and enforced_by.startswith("cgroup"), (would, enforced_by)
     assert held_to(p, 0.5), (p, enforced_by)
 
 

@@ -3,12 +3,10 @@ user must not make it fail for other sandboxes or for the host user's own
 processes. See tests/lib/user_resources_probe.py for the attack."""
 import os
 import subprocess
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-import user_resources_probe as urp  # noqa: E402
+import user_resources_probe as urp
 
-from conftest import BIN, run  # noqa: E402
+from conftest import BIN, run
 
 SIGPENDING = 128  # sandbox/user_resources.c
 

@@ -1,20 +1,17 @@
 """Warm isolation through the real binary: many jobs on one `sagebox mcp`
 (so they share warm workers), checked from the outside. The MCP client is
-mcpclient.py; `sagebox run` is used for fresh-mode comparisons and for the
+tests/lib/mcpclient.py; `sagebox run` is used for fresh-mode comparisons and for the
 hostile fake workers (host backend, --python pointing at a script)."""
 import json
 import os
 import subprocess
-import sys
 import time
 
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-from mcpclient import MCP  # noqa: E402
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from hostproc import host_pids_with  # noqa: E402,F401
+from mcpclient import MCP
+from hostproc import host_pids_with  # noqa: F401
 
 BIN = os.path.abspath(os.environ.get("SAGEBOX_BIN", os.path.join(HERE, "../../build/sagebox")))
 FACTOR = "R.<x> = QQ[]\nprint(factor(x^4 - 1))\n"

@@ -6,16 +6,13 @@ inherited by every later job. Call 1 plants secrets in its code, its output
 (Python and Sage); call 2, on the same worker, reads its whole address space
 (/proc/self/maps + /proc/self/mem) and looks for them
 (tests/lib/leakprobe.py)."""
-import os
-import sys
 
 import pytest
 
 from conftest import ok
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from leakprobe import CASES, check_scan, figure_holds, new_secrets, plant, scan_code  # noqa: E402
-from mcpclient import TOOLS  # noqa: E402
+from leakprobe import CASES, check_scan, figure_holds, new_secrets, plant, scan_code
+from mcpclient import TOOLS
 
 
 @pytest.mark.parametrize("plant_lang,scan_lang", CASES)

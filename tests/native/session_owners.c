@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../unit/check.h"
+#include "check.h"
 #include "config/config.h"
 #include "runner/sessions.h"
 #include "sandbox/sandbox.h"
