@@ -6,6 +6,7 @@
 
 #include "runner/capture.h"
 #include "runner/fresh.h"
+#include "runner/locate.h"
 #include "runner/pool.h"
 #include "runner/sessions.h"
 #include "runner/warm.h"
@@ -18,6 +19,7 @@ struct sb_runner {
 	struct sb_pool *pool;        /* warm isolation only */
 	pthread_mutex_t sessions_lock;
 	struct sb_sessions *sessions; /* made at first use */
+	struct sb_sage_found found;   /* Sage's Python: which, and how it was found */
 };
 
 struct sb_runner *sb_runner_new(const struct sb_config *cfg, struct sb_error *err)
@@ -32,10 +34,16 @@ struct sb_runner *sb_runner_new(const struct sb_config *cfg, struct sb_error *er
 	/* A missing backend is not fatal here: status must still be able to
 	 * say what is wrong, and each job reports it as a sandbox error. */
 	r->backend = sb_backend_open(&r->cfg, &r->backend_err);
+	/* Before any worker: the workers run the python it finds. */
+	if (r->backend && sb_sage_locate(r->backend, &r->cfg, &r->found, &r->backend_err) != 0) {
+		sb_backend_close(r->backend);
+		r->backend = NULL;
+	}
 	if (r->backend && r->cfg.isolation == SB_ISOLATION_WARM) {
 		r->pool = sb_pool_new(&r->cfg, r->backend);
 		if (!r->pool) {
 			sb_backend_close(r->backend);
+			sb_sage_found_clear(&r->found);
 			free(r);
 			sb_fail(err, "out of memory");
 			return NULL;
@@ -53,6 +61,7 @@ void sb_runner_free(struct sb_runner *r)
 	pthread_mutex_destroy(&r->sessions_lock);
 	sb_pool_free(r->pool);
 	sb_backend_close(r->backend);
+	sb_sage_found_clear(&r->found);
 	free(r);
 }
 
@@ -146,6 +155,12 @@ json_t *sb_runner_status(struct sb_runner *r)
 		return o;
 	}
 	json_t *b = sb_backend_status(r->backend);
+	json_object_set_new(o, "sage_python", sb_sage_found_json(&r->found));
+	/* The backend was opened before the python was found: its check of
+	 * the python setting is of the old value. It answered, so it is there. */
+	if (json_object_get(b, "python"))
+		json_object_set_new(b, "python", json_pack("{s:s, s:b}", "path", r->found.python, "present",
+							   strncmp(r->found.how, "the python setting (not", 23) != 0));
 	json_object_set_new(o, "ok", json_boolean(json_is_true(json_object_get(b, "available"))));
 	json_object_set_new(o, "backend", b);
 	json_object_set_new(o, "isolation", json_string(r->pool ? "warm" : "fresh"));

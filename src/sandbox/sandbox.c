@@ -67,6 +67,12 @@ struct sb_backend *sb_backend_open(const struct sb_config *cfg, struct sb_error 
 		sb_hint(err, "use one of %s", sb_backend_names());
 		return NULL;
 	}
+	return sb_backend_open_type(t, cfg, err);
+}
+
+struct sb_backend *sb_backend_open_type(const struct sb_backend_type *t, const struct sb_config *cfg,
+					struct sb_error *err)
+{
 	struct sb_backend *be = calloc(1, sizeof *be);
 	if (!be) {
 		sb_fail(err, "out of memory");
@@ -102,6 +108,7 @@ json_t *sb_backend_status(const struct sb_backend *be)
 		{SB_CAP_OWN_PIDNS, "own_pid_namespace"},
 		{SB_CAP_POLICY, "syscall_policy"},
 		{SB_CAP_IMAGES, "container_images"},
+		{SB_CAP_HOST_FILES, "host_programs"},
 	};
 	json_t *o = be->type->ops->status(be->self);
 	json_t *list = json_array();

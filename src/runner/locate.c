@@ -1,0 +1,298 @@
+#include "runner/locate.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runner/pipes.h"
+#include "sandbox/registry.h"
+#include "util/clock.h"
+#include "util/fd.h"
+
+/* What the asked interpreter prints: one marked line of JSON. Importing
+ * sage.version is cheap (no sage.all); a Python without Sage says null. */
+#define MARK "SAGEBOX-FOUND "
+static const char SNIPPET[] =
+	"import sys, json\n"
+	"v = None\n"
+	"try:\n"
+	"    import sage.version\n"
+	"    v = sage.version.version\n"
+	"except Exception:\n"
+	"    pass\n"
+	"print('\\n" MARK "' + json.dumps({'executable': sys.executable, 'prefix': sys.prefix,"
+	" 'base_prefix': sys.base_prefix, 'version': v}))\n";
+#define ASK_SECONDS 120 /* a first container start of a large image is slow */
+#define CAP 65536
+
+struct collected {
+	char buf[CAP];
+	size_t len;
+};
+
+static int collect(void *ctx, const char *p, size_t n)
+{
+	struct collected *c = ctx;
+	size_t room = sizeof c->buf - 1 - c->len;
+	if (n > room)
+		n = room;
+	memcpy(c->buf + c->len, p, n);
+	c->len += n;
+	c->buf[c->len] = '\0';
+	return 0;
+}
+
+/* The last line that says something, for an error message. */
+static void last_words(const char *s, char *out, size_t n)
+{
+	const char *end = s + strlen(s);
+	while (end > s && (end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\r'))
+		end--;
+	const char *start = end;
+	while (start > s && start[-1] != '\n')
+		start--;
+	size_t len = (size_t)(end - start);
+	if (len >= n)
+		start = end - (len = n - 1);
+	memcpy(out, start, len);
+	out[len] = '\0';
+}
+
+/* Run argv in a sandbox of be; the answer's JSON, or NULL with said filled. */
+static json_t *ask(const struct sb_backend *be, const struct sb_config *cfg, const char *const *argv, char *said,
+		   size_t sn)
+{
+	struct sb_sandbox_req req = {.argv = argv, .limits = &cfg->limits, .lifetime_s = ASK_SECONDS};
+	struct sb_sandbox sb;
+	struct sb_error err = {0};
+	int pidfd;
+	if (sb_spawn_piped(be, &req, &sb, &pidfd, &err) != 0) {
+		snprintf(said, sn, "%.380s", err.msg);
+		return NULL;
+	}
+	sb_close(&sb.stdin_fd);
+	static __thread struct collected out, errs;
+	out.len = errs.len = 0;
+	out.buf[0] = errs.buf[0] = '\0';
+	uint64_t deadline = sb_now_ms() + ASK_SECONDS * 1000ull;
+	bool timed_out = false;
+	while (sb.stdout_fd >= 0 || sb.stderr_fd >= 0) {
+		uint64_t now = sb_now_ms();
+		if (now >= deadline) {
+			timed_out = true;
+			sb_backend_kill(&sb);
+			break;
+		}
+		struct pollfd p[2] = {{sb.stdout_fd, POLLIN, 0}, {sb.stderr_fd, POLLIN, 0}};
+		if (poll(p, 2, (int)(deadline - now)) < 0 && errno != EINTR)
+			break;
+		sb_pipe_drain(&sb.stdout_fd, 4, collect, &out);
+		sb_pipe_drain(&sb.stderr_fd, 4, collect, &errs);
+	}
+	sb_sandbox_close_fds(&sb);
+	sb_close(&pidfd);
+	struct sb_exit ex = {0};
+	sb_backend_wait(&sb, &ex, &err);
+	json_decref(sb.enforced);
+	const char *m = strstr(out.buf, "\n" MARK);
+	json_t *j = m ? json_loads(m + 1 + strlen(MARK), JSON_DISABLE_EOF_CHECK, NULL) : NULL;
+	const char *exe = json_string_value(json_object_get(j, "executable"));
+	if (exe && exe[0] == '/')
+		return j;
+	json_decref(j);
+	char words[300];
+	last_words(errs.len ? errs.buf : out.buf, words, sizeof words);
+	if (timed_out)
+		snprintf(said, sn, "no answer in %d s", ASK_SECONDS);
+	else if (ex.signal)
+		snprintf(said, sn, "killed by signal %d%s%s", ex.signal, words[0] ? ": " : "", words);
+	else
+		snprintf(said, sn, "exit status %d%s%s", ex.exit_code, words[0] ? ": " : "", words);
+	return NULL;
+}
+
+static void take(struct sb_sage_found *f, const json_t *j)
+{
+	const char *v = json_string_value(json_object_get(j, "version"));
+	snprintf(f->python, sizeof f->python, "%s", json_string_value(json_object_get(j, "executable")));
+	snprintf(f->version, sizeof f->version, "%s", v ? v : "");
+	v = json_string_value(json_object_get(j, "prefix"));
+	snprintf(f->prefix, sizeof f->prefix, "%s", v ? v : "");
+	v = json_string_value(json_object_get(j, "base_prefix"));
+	snprintf(f->base_prefix, sizeof f->base_prefix, "%s", v ? v : "");
+}
+
+/* A host program's identity for the cache: resolved path, size, mtime. */
+static int host_key(const char *prog, char *key, size_t n)
+{
+	char real[PATH_MAX];
+	struct stat st;
+	if (!realpath(prog, real) || stat(real, &st) != 0)
+		return -1;
+	snprintf(key, n, "host %s -> %s %lld %lld.%09ld", prog, real, (long long)st.st_size,
+		 (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+	return 0;
+}
+
+/* `sage` on sagebox's own PATH, for a native/host backend whose sage
+ * setting was left at its default and is not there. */
+static bool sage_on_path(char *out, size_t n)
+{
+	const char *path = getenv("PATH");
+	while (path && *path) {
+		size_t len = strcspn(path, ":");
+		if (len && path[0] == '/' && (size_t)snprintf(out, n, "%.*s/sage", (int)len, path) < n &&
+		    access(out, X_OK) == 0)
+			return true;
+		path += len + (path[len] == ':');
+	}
+	return false;
+}
+
+/* Native: the installation's directories, to be bound where they are. The
+ * sage script's own directory (its parent when it is a bin/) is wanted, not
+ * required: a sage copied into ~/bin would name the home itself, which is
+ * refused, and only shell jobs that run `sage` miss it. */
+static int bind_install(const struct sb_backend *be, struct sb_sage_found *f, bool asked_sage,
+			struct sb_error *err)
+{
+	int (*op)(void *, const char *const *, bool, json_t *, struct sb_error *) = be->type->ops->bind_install;
+	if (!op)
+		return 0;
+	f->binds = json_array();
+	const char *py[] = {f->prefix, f->base_prefix, NULL};
+	if (!f->prefix[0]) {
+		/* an explicit python that could not be asked: its bin/'s parent */
+		static __thread char guess[PATH_MAX];
+		snprintf(guess, sizeof guess, "%s", f->python);
+		for (int i = 0; i < 2; i++) {
+			char *s = strrchr(guess, '/');
+			if (s && s != guess)
+				*s = '\0';
+		}
+		py[0] = guess;
+	}
+	if (op(be->self, py, true, f->binds, err) != 0)
+		return -1;
+	char real[PATH_MAX];
+	if (!asked_sage || !realpath(f->sage, real))
+		return 0;
+	char *s = strrchr(real, '/');
+	if (s && s != real)
+		*s = '\0';
+	s = strrchr(real, '/');
+	if (s && !strcmp(s, "/bin") && s != real)
+		*s = '\0';
+	const char *sage_dir[] = {real, NULL};
+	struct sb_error ignored = {0};
+	op(be->self, sage_dir, false, f->binds, &ignored);
+	return 0;
+}
+
+void sb_sage_found_clear(struct sb_sage_found *f)
+{
+	json_decref(f->binds);
+	memset(f, 0, sizeof *f);
+}
+
+int sb_sage_locate(const struct sb_backend *be, struct sb_config *cfg, struct sb_sage_found *f,
+		   struct sb_error *err)
+{
+	memset(f, 0, sizeof *f);
+	const bool on_host = sb_backend_has(be, SB_CAP_HOST_FILES);
+	char found[PATH_MAX];
+	if (on_host && !cfg->sage_set && !cfg->python_set && access(cfg->sage, X_OK) != 0 &&
+	    sage_on_path(found, sizeof found))
+		snprintf(cfg->sage, sizeof cfg->sage, "%s", found);
+	snprintf(f->sage, sizeof f->sage, "%s", cfg->sage);
+
+	/* The candidates, in order: the python setting alone when it is set
+	 * (it wins, even unchecked); else sage's own Python, then python3. */
+	const char *const by_python[] = {cfg->python, "-I", "-c", SNIPPET, NULL};
+	const char *const by_sage[] = {cfg->sage, "--python", "-c", SNIPPET, NULL};
+	const char *const by_system[] = {"/usr/bin/python3", "-I", "-c", SNIPPET, NULL};
+	const char *const *tries[3] = {by_sage, by_system, NULL};
+	if (cfg->python_set)
+		tries[0] = by_python, tries[1] = NULL;
+
+	/* What the answer depends on besides the program asked. */
+	char dep[768] = "";
+	if (be->type->ops->locate_key && be->type->ops->locate_key(be->self, dep, sizeof dep, err) != 0)
+		return -1;
+	/* On the host: ask the host itself (a native sandbox shows only the
+	 * system directories until it knows which installation to bind). */
+	struct sb_backend *host = NULL;
+	const struct sb_backend *asker = be;
+	if (on_host && sb_backend_has(be, SB_CAP_ISOLATED)) {
+		host = sb_backend_open_type(sb_backend_type_unisolated(), cfg, err);
+		if (!host)
+			return -1;
+		asker = host;
+	}
+	char tried[1400] = "";
+	size_t tl = 0;
+	int rc = -1;
+	for (size_t i = 0; tries[i] && rc != 0; i++) {
+		const char *prog = tries[i][0];
+		char key[PATH_MAX + 900];
+		char pk[PATH_MAX + 64] = "";
+		if (on_host && host_key(prog, pk, sizeof pk) != 0) {
+			tl += (size_t)snprintf(tried + tl, tl < sizeof tried ? sizeof tried - tl : 0, "%s%s %s: not there",
+					       tl ? "; " : "", prog, tries[i][1]);
+			continue;
+		}
+		snprintf(key, sizeof key, "v1 %s %s %s", prog, tries[i][1], on_host ? pk : dep);
+		if (sb_locate_cache_get(key, f) && (!on_host || access(f->python, X_OK) == 0)) {
+			rc = 0;
+			break;
+		}
+		char said[400];
+		json_t *j = ask(asker, cfg, tries[i], said, sizeof said);
+		if (!j) {
+			tl += (size_t)snprintf(tried + tl, tl < sizeof tried ? sizeof tried - tl : 0, "%s%s %s: %s",
+					       tl ? "; " : "", prog, tries[i][1], said);
+			continue;
+		}
+		take(f, j);
+		json_decref(j);
+		snprintf(f->how, sizeof f->how, "asked: %s %s%s%s", prog, tries[i][1], dep[0] ? " in " : "", dep);
+		sb_locate_cache_put(key, f);
+		rc = 0;
+	}
+	sb_backend_close(host);
+	if (rc != 0 && cfg->python_set) {
+		/* An explicit python wins even when it cannot be asked. */
+		snprintf(f->python, sizeof f->python, "%s", cfg->python);
+		snprintf(f->how, sizeof f->how, "the python setting (not checked: %s)", tried);
+		rc = 0;
+	} else if (rc != 0) {
+		sb_fail(err, "cannot find Sage's Python%s%s: tried %s", dep[0] ? " in " : "", dep, tried);
+		sb_hint(err, "set python (--python, SAGEBOX_PYTHON) to the python3 that imports sage%s, or sage "
+			     "(--sage) to the sage executable%s",
+			on_host ? "" : " inside the image", on_host ? " (or put it on PATH)" : " inside the image");
+		return -1;
+	} else if (cfg->python_set) {
+		snprintf(f->how, sizeof f->how, "the python setting");
+	}
+	snprintf(cfg->python, sizeof cfg->python, "%s", f->python);
+	return on_host ? bind_install(be, f, !cfg->python_set, err) : 0;
+}
+
+json_t *sb_sage_found_json(const struct sb_sage_found *f)
+{
+	json_t *o = json_pack("{s:s, s:s, s:s, s:s?, s:s?, s:s?}", "python", f->python, "how", f->how, "sage", f->sage,
+			      "sage_version", f->version[0] ? f->version : NULL, "prefix",
+			      f->prefix[0] ? f->prefix : NULL, "base_prefix", f->base_prefix[0] ? f->base_prefix : NULL);
+	if (f->version[0] == '\0')
+		json_object_set_new(o, "sage_version", json_null());
+	if (f->cache[0])
+		json_object_set_new(o, "cache", json_string(f->cache));
+	if (f->binds)
+		json_object_set(o, "binds", f->binds);
+	return o;
+}
