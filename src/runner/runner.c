@@ -20,6 +20,8 @@ struct sb_runner {
 	pthread_mutex_t sessions_lock;
 	struct sb_sessions *sessions; /* made at first use */
 	struct sb_sage_found found;   /* Sage's Python: which, and how it was found */
+	bool python_ok;               /* found; else python_err says why */
+	struct sb_error python_err;
 };
 
 struct sb_runner *sb_runner_new(const struct sb_config *cfg, struct sb_error *err)
@@ -34,12 +36,10 @@ struct sb_runner *sb_runner_new(const struct sb_config *cfg, struct sb_error *er
 	/* A missing backend is not fatal here: status must still be able to
 	 * say what is wrong, and each job reports it as a sandbox error. */
 	r->backend = sb_backend_open(&r->cfg, &r->backend_err);
-	/* Before any worker: the workers run the python it finds. */
-	if (r->backend && sb_sage_locate(r->backend, &r->cfg, &r->found, &r->backend_err) != 0) {
-		sb_backend_close(r->backend);
-		r->backend = NULL;
-	}
-	if (r->backend && r->cfg.isolation == SB_ISOLATION_WARM) {
+	/* Before any worker: the workers run the python it finds. Not found,
+	 * the backend stays open for status, and every job says why. */
+	r->python_ok = r->backend && sb_sage_locate(r->backend, &r->cfg, &r->found, &r->python_err) == 0;
+	if (r->python_ok && r->cfg.isolation == SB_ISOLATION_WARM) {
 		r->pool = sb_pool_new(&r->cfg, r->backend);
 		if (!r->pool) {
 			sb_backend_close(r->backend);
@@ -73,8 +73,8 @@ void sb_runner_prestart(struct sb_runner *r, enum sb_lang lang)
 
 struct sb_sessions *sb_runner_sessions(struct sb_runner *r, struct sb_error *err)
 {
-	if (!r->backend) {
-		*err = r->backend_err;
+	if (!r->backend || !r->python_ok) {
+		*err = r->backend ? r->python_err : r->backend_err;
 		return NULL;
 	}
 	pthread_mutex_lock(&r->sessions_lock);
@@ -98,11 +98,12 @@ static bool begin(const struct sb_runner *r, const struct sb_job *job, struct sb
 	sb_result_init(res);
 	res->timeout_s = job->limits.timeout_s;
 	res->max_bytes_per_stream = job->limits.output_bytes;
-	if (r->backend)
+	if (r->backend && r->python_ok)
 		return true;
-	res->internal_error = strdup(r->backend_err.msg);
-	if (r->backend_err.hint[0])
-		res->hint = strdup(r->backend_err.hint);
+	const struct sb_error *e = r->backend ? &r->python_err : &r->backend_err;
+	res->internal_error = strdup(e->msg);
+	if (e->hint[0])
+		res->hint = strdup(e->hint);
 	return false;
 }
 
@@ -155,6 +156,13 @@ json_t *sb_runner_status(struct sb_runner *r)
 		return o;
 	}
 	json_t *b = sb_backend_status(r->backend);
+	if (!r->python_ok) {
+		json_object_set_new(o, "ok", json_false());
+		json_object_set_new(o, "sage_python", json_pack("{s:s, s:s}", "error", r->python_err.msg, "hint",
+								 r->python_err.hint));
+		json_object_set_new(o, "backend", b);
+		return o;
+	}
 	json_object_set_new(o, "sage_python", sb_sage_found_json(&r->found));
 	/* The backend was opened before the python was found: its check of
 	 * the python setting is of the old value. It answered, so it is there. */

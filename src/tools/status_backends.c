@@ -312,6 +312,11 @@ static void sage_python(struct sb_status_rows *r, const json_t *sp)
 {
 	if (!sp)
 		return;
+	if (sb_report_str(sp, "error")) {
+		sb_status_off(r, "python", "%s", sb_report_str(sp, "error"));
+		sb_report_sub(&r->off, "fix", sb_report_txt(sp, "hint"));
+		return;
+	}
 	const char *v = sb_report_str(sp, "sage_version"), *cache = sb_report_str(sp, "cache");
 	sb_report_row(&r->details, "python", "%s, %s%s; %s%s%s", sb_report_txt(sp, "python"), v ? "Sage " : "",
 		      v ? v : "imports no Sage (run_sagemath will fail)", sb_report_txt(sp, "how"),
