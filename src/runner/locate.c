@@ -212,10 +212,11 @@ int sb_sage_locate(const struct sb_backend *be, struct sb_config *cfg, struct sb
 	snprintf(f->sage, sizeof f->sage, "%s", cfg->sage);
 
 	/* The candidates, in order: the python setting alone when it is set
-	 * (it wins, even unchecked); else sage's own Python, then python3. */
+	 * (it wins, even unchecked); else sage's own Python, then the
+	 * setting's default (/usr/bin/python3). */
 	const char *const by_python[] = {cfg->python, "-I", "-c", SNIPPET, NULL};
 	const char *const by_sage[] = {cfg->sage, "--python", "-c", SNIPPET, NULL};
-	const char *const by_system[] = {"/usr/bin/python3", "-I", "-c", SNIPPET, NULL};
+	const char *const by_system[] = {cfg->python /* the default */, "-I", "-c", SNIPPET, NULL};
 	const char *const *tries[3] = {by_sage, by_system, NULL};
 	if (cfg->python_set)
 		tries[0] = by_python, tries[1] = NULL;
