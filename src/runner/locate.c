@@ -63,57 +63,65 @@ static void last_words(const char *s, char *out, size_t n)
 	out[len] = '\0';
 }
 
-/* Run argv in a sandbox of be; the answer's JSON, or NULL with said filled. */
-static json_t *ask(const struct sb_backend *be, const struct sb_config *cfg, const char *const *argv, char *said,
-		   size_t sn)
+/* Run argv in a sandbox of be: 1 and *answer (its JSON) when it answered;
+ * 0 with said filled when the program did not; -1 with err filled when the
+ * sandbox itself could not start (that error is the one to report). */
+static int ask(const struct sb_backend *be, const struct sb_config *cfg, const char *const *argv, json_t **answer,
+	       char *said, size_t sn, struct sb_error *err)
 {
 	struct sb_sandbox_req req = {.argv = argv, .limits = &cfg->limits, .lifetime_s = ASK_SECONDS};
 	struct sb_sandbox sb;
-	struct sb_error err = {0};
 	int pidfd;
-	if (sb_spawn_piped(be, &req, &sb, &pidfd, &err) != 0) {
-		snprintf(said, sn, "%.380s", err.msg);
-		return NULL;
-	}
+	*answer = NULL;
+	if (sb_spawn_piped(be, &req, &sb, &pidfd, err) != 0)
+		return -1;
 	sb_close(&sb.stdin_fd);
-	static __thread struct collected out, errs;
-	out.len = errs.len = 0;
-	out.buf[0] = errs.buf[0] = '\0';
+	struct collected *out = calloc(1, sizeof *out), *errs = calloc(1, sizeof *errs);
 	uint64_t deadline = sb_now_ms() + ASK_SECONDS * 1000ull;
 	bool timed_out = false;
-	while (sb.stdout_fd >= 0 || sb.stderr_fd >= 0) {
+	while (out && errs && (sb.stdout_fd >= 0 || sb.stderr_fd >= 0)) {
 		uint64_t now = sb_now_ms();
 		if (now >= deadline) {
 			timed_out = true;
-			sb_backend_kill(&sb);
 			break;
 		}
 		struct pollfd p[2] = {{sb.stdout_fd, POLLIN, 0}, {sb.stderr_fd, POLLIN, 0}};
 		if (poll(p, 2, (int)(deadline - now)) < 0 && errno != EINTR)
 			break;
-		sb_pipe_drain(&sb.stdout_fd, 4, collect, &out);
-		sb_pipe_drain(&sb.stderr_fd, 4, collect, &errs);
+		sb_pipe_drain(&sb.stdout_fd, 4, collect, out);
+		sb_pipe_drain(&sb.stderr_fd, 4, collect, errs);
 	}
+	if (sb.stdout_fd >= 0 || sb.stderr_fd >= 0)
+		sb_backend_kill(&sb); /* out of time */
 	sb_sandbox_close_fds(&sb);
 	sb_close(&pidfd);
 	struct sb_exit ex = {0};
-	sb_backend_wait(&sb, &ex, &err);
+	struct sb_error werr = {0};
+	sb_backend_wait(&sb, &ex, &werr);
 	json_decref(sb.enforced);
-	const char *m = strstr(out.buf, "\n" MARK);
+	if (!out || !errs) {
+		free(out), free(errs);
+		return sb_fail(err, "out of memory");
+	}
+	const char *m = strstr(out->buf, "\n" MARK);
 	json_t *j = m ? json_loads(m + 1 + strlen(MARK), JSON_DISABLE_EOF_CHECK, NULL) : NULL;
 	const char *exe = json_string_value(json_object_get(j, "executable"));
-	if (exe && exe[0] == '/')
-		return j;
+	if (exe && exe[0] == '/') {
+		free(out), free(errs);
+		*answer = j;
+		return 1;
+	}
 	json_decref(j);
 	char words[300];
-	last_words(errs.len ? errs.buf : out.buf, words, sizeof words);
+	last_words(errs->len ? errs->buf : out->buf, words, sizeof words);
+	free(out), free(errs);
 	if (timed_out)
 		snprintf(said, sn, "no answer in %d s", ASK_SECONDS);
 	else if (ex.signal)
 		snprintf(said, sn, "killed by signal %d%s%s", ex.signal, words[0] ? ": " : "", words);
 	else
 		snprintf(said, sn, "exit status %d%s%s", ex.exit_code, words[0] ? ": " : "", words);
-	return NULL;
+	return 0;
 }
 
 static void take(struct sb_sage_found *f, const json_t *j)
@@ -166,9 +174,9 @@ static int bind_install(const struct sb_backend *be, struct sb_sage_found *f, bo
 		return 0;
 	f->binds = json_array();
 	const char *py[] = {f->prefix, f->base_prefix, NULL};
+	char guess[PATH_MAX];
 	if (!f->prefix[0]) {
 		/* an explicit python that could not be asked: its bin/'s parent */
-		static __thread char guess[PATH_MAX];
 		snprintf(guess, sizeof guess, "%s", f->python);
 		for (int i = 0; i < 2; i++) {
 			char *s = strrchr(guess, '/');
@@ -177,7 +185,8 @@ static int bind_install(const struct sb_backend *be, struct sb_sage_found *f, bo
 		}
 		py[0] = guess;
 	}
-	if (op(be->self, py, true, f->binds, err) != 0)
+	/* required when the python said where it lives; a guess is not */
+	if (op(be->self, py, f->prefix[0] != '\0', f->binds, err) != 0)
 		return -1;
 	char real[PATH_MAX];
 	if (!asked_sage || !realpath(f->sage, real))
@@ -253,8 +262,13 @@ int sb_sage_locate(const struct sb_backend *be, struct sb_config *cfg, struct sb
 			break;
 		}
 		char said[400];
-		json_t *j = ask(asker, cfg, tries[i], said, sizeof said);
-		if (!j) {
+		json_t *j;
+		int got = ask(asker, cfg, tries[i], &j, said, sizeof said, err);
+		if (got < 0) {
+			sb_backend_close(host);
+			return -1;
+		}
+		if (!got) {
 			tl += (size_t)snprintf(tried + tl, tl < sizeof tried ? sizeof tried - tl : 0, "%s%s %s: %s",
 					       tl ? "; " : "", prog, tries[i][1], said);
 			continue;

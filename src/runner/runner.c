@@ -164,11 +164,12 @@ json_t *sb_runner_status(struct sb_runner *r)
 		return o;
 	}
 	json_object_set_new(o, "sage_python", sb_sage_found_json(&r->found));
-	/* The backend was opened before the python was found: its check of
-	 * the python setting is of the old value. It answered, so it is there. */
-	if (json_object_get(b, "python"))
-		json_object_set_new(b, "python", json_pack("{s:s, s:b}", "path", r->found.python, "present",
-							   strncmp(r->found.how, "the python setting (not", 23) != 0));
+	/* The backend was opened before the python was found: its check is
+	 * of the setting's value. One that answered is there ("found": the
+	 * text shows sage_python's row instead, status_backends.c). */
+	if (json_object_get(b, "python") && strncmp(r->found.how, "the python setting (not", 23) != 0)
+		json_object_set_new(b, "python", json_pack("{s:s, s:b, s:b}", "path", r->found.python, "present", 1,
+							   "found", 1));
 	json_object_set_new(o, "ok", json_boolean(json_is_true(json_object_get(b, "available"))));
 	json_object_set_new(o, "backend", b);
 	json_object_set_new(o, "isolation", json_string(r->pool ? "warm" : "fresh"));

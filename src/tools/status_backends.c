@@ -176,7 +176,7 @@ static void native(struct sb_status_rows *r, const json_t *b, const json_t *sett
 	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) {
 		const json_t *c = json_object_get(b, commands[i]);
 		const char *path = sb_report_str(c, "path");
-		if (!c || !path || i == 1) /* python: sage_python() says which and how */
+		if (!c || !path || json_is_true(json_object_get(c, "found"))) /* sage_python()'s row */
 			continue;
 		if (json_is_true(json_object_get(c, "present"))) {
 			sb_report_row(&r->details, commands[i], "%s", path);

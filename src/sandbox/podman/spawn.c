@@ -287,6 +287,12 @@ static int pm_image_build_op(void *self, const struct sb_image_recipe *r)
 static int pm_locate_key(void *self, char *key, size_t n, struct sb_error *err)
 {
 	const struct pm_self *pm = self;
+	/* The refusals a spawn would make, first and in its words. */
+	struct pm_info info;
+	if (pm_info_get(pm, &info, err) < 0)
+		return -1;
+	if (!info.rootless)
+		return pm_refuse_not_rootless(pm, &info, err);
 	struct pm_image img;
 	if (image_get(pm, &img, err) < 0)
 		return -1;
