@@ -119,15 +119,8 @@ int nat_bind_install(void *self, const char *const *paths, bool required, json_t
 
 void nat_open_installs(const struct nat_plan *p, int fds[NAT_INSTALLS_MAX])
 {
-	/* By path now, as the unprivileged host user (what it cannot read
-	 * is refused, not exposed); bound from the fd once the root tmpfs
-	 * covers NEWROOT. */
-	for (unsigned i = 0; i < p->n_installs; i++) {
-		fds[i] = open(p->installs[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (fds[i] < 0)
-			nat_child_fail_hint("mounts", errno, "the sandbox user must be able to read Sage's installation",
-					    "cannot open %s", p->installs[i]);
-	}
+	nat_open_dirs(p->installs, p->n_installs, fds, "Sage's installation",
+		      "the sandbox user must be able to read Sage's installation");
 }
 
 void nat_mount_installs(const struct nat_plan *p, const int fds[NAT_INSTALLS_MAX], const char *newroot)

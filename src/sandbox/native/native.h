@@ -207,6 +207,9 @@ int nat_resolve_user(const char *name, uid_t *uid, gid_t *gid, struct sb_error *
 void nat_build_root(const struct nat_plan *p);
 /* session_mounts.c: steps of nat_build_root for sessions and shares. */
 void nat_open_shares(const struct nat_plan *p, int fds[SB_SHARES_MAX]);
+/* Each of dirs opened O_PATH into fds (before the root tmpfs covers them);
+ * a failure ends init with "cannot open WHAT DIR" and hint. */
+void nat_open_dirs(const char (*dirs)[PATH_MAX], unsigned n, int *fds, const char *what, const char *hint);
 void nat_mount_shares(const struct nat_plan *p, const int fds[SB_SHARES_MAX], const char *newroot);
 void nat_mount_workspace(const struct nat_plan *p, const char *newroot);
 /* install.c: a Sage outside /usr; the backend's bind_install operation. */
