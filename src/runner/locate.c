@@ -261,9 +261,14 @@ int sb_sage_locate(const struct sb_backend *be, struct sb_config *cfg, struct sb
 			rc = 0;
 			break;
 		}
+		/* Through sh, which makes $HOME first: Sage's scripts refuse to
+		 * run without it, and a container's /tmp/home is not made yet. */
+		const char *argv[10] = {"/bin/sh", "-c", "mkdir -p \"$HOME\" 2>/dev/null; exec \"$@\"", "sh"};
+		for (size_t k = 0; tries[i][k]; k++)
+			argv[4 + k] = tries[i][k];
 		char said[400];
 		json_t *j;
-		int got = ask(asker, cfg, tries[i], &j, said, sizeof said, err);
+		int got = ask(asker, cfg, argv, &j, said, sizeof said, err);
 		if (got < 0) {
 			sb_backend_close(host);
 			return -1;

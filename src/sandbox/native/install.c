@@ -64,8 +64,10 @@ static bool visible(const char *path)
 
 static void said_add(json_t *said, const char *path, const char *bind, const char *why)
 {
-	if (said)
-		json_array_append_new(said, json_pack("{s:s, s:s, s:s?}", "path", path, "bind", bind, "why", why));
+	json_t *o = json_pack("{s:s, s:s}", "path", path, "bind", bind);
+	if (why)
+		json_object_set_new(o, "why", json_string(why));
+	json_array_append_new(said, o);
 }
 
 int nat_bind_install(void *self, const char *const *paths, bool required, json_t *said, struct sb_error *err)
