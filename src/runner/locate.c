@@ -203,6 +203,13 @@ static int bind_install(const struct sb_backend *be, struct sb_sage_found *f, bo
 	return 0;
 }
 
+/* "PROG ARG: what happened" appended to what was tried (cut at its end). */
+static void note(char *tried, size_t n, size_t *len, const char *prog, const char *arg, const char *what)
+{
+	int w = snprintf(tried + *len, n - *len, "%s%s %s: %s", *len ? "; " : "", prog, arg, what);
+	*len = w < 0 || (size_t)w >= n - *len ? n - 1 : *len + (size_t)w;
+}
+
 void sb_sage_found_clear(struct sb_sage_found *f)
 {
 	json_decref(f->binds);
@@ -252,8 +259,7 @@ int sb_sage_locate(const struct sb_backend *be, struct sb_config *cfg, struct sb
 		char key[PATH_MAX + 900];
 		char pk[PATH_MAX + 64] = "";
 		if (on_host && host_key(prog, pk, sizeof pk) != 0) {
-			tl += (size_t)snprintf(tried + tl, tl < sizeof tried ? sizeof tried - tl : 0, "%s%s %s: not there",
-					       tl ? "; " : "", prog, tries[i][1]);
+			note(tried, sizeof tried, &tl, prog, tries[i][1], "not there");
 			continue;
 		}
 		snprintf(key, sizeof key, "v1 %s %s %s", prog, tries[i][1], on_host ? pk : dep);
@@ -274,8 +280,7 @@ int sb_sage_locate(const struct sb_backend *be, struct sb_config *cfg, struct sb
 			return -1;
 		}
 		if (!got) {
-			tl += (size_t)snprintf(tried + tl, tl < sizeof tried ? sizeof tried - tl : 0, "%s%s %s: %s",
-					       tl ? "; " : "", prog, tries[i][1], said);
+			note(tried, sizeof tried, &tl, prog, tries[i][1], said);
 			continue;
 		}
 		take(f, j);
