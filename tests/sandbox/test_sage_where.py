@@ -40,8 +40,11 @@ LOOK = r"""
 import os, sys
 print("exe", sys.executable)
 print("sage", factor(2^64 + 1))
-top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(sys.prefix)))))
-print("top", sorted(os.listdir(os.path.dirname(top))) == [os.path.basename(top)] or "others", sorted(os.listdir(top)))
+root = sys.prefix
+for _ in range(5):  # SAGE_ROOT/local/var/lib/sage/venv-python3.X
+    root = os.path.dirname(root)
+top = os.path.dirname(root)
+print("top", sorted(os.listdir(os.path.dirname(top))) == [os.path.basename(top)], sorted(os.listdir(top)))
 print("beside", os.path.exists(os.path.join(top, "beside.txt")))
 try:
     open(os.path.join(sys.prefix, "planted"), "w")
@@ -66,7 +69,7 @@ def test_sage_outside_usr_runs_with_its_own_python(opt):
     # beside SAGE_ROOT is not there; the installation is read-only
     assert got["top"] == "True ['sage']", r
     assert got["beside"] == "False", r
-    assert got["write"] == "30", r  # EROFS
+    assert got["write"] in ("30", "13"), r  # EROFS (the mount), or EACCES (Landlock)
 
 
 def status(*args, env=None):
