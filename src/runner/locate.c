@@ -1,18 +1,12 @@
 #include "runner/locate.h"
 
-#include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "runner/pipes.h"
 #include "sandbox/registry.h"
-#include "util/clock.h"
-#include "util/fd.h"
 
 /* What the asked interpreter prints: one marked line of JSON. Importing
  * sage.version is cheap (no sage.all); a Python without Sage says null. */
@@ -27,103 +21,6 @@ static const char SNIPPET[] =
 	"    pass\n"
 	"print('\\n" MARK "' + json.dumps({'executable': sys.executable, 'prefix': sys.prefix,"
 	" 'base_prefix': sys.base_prefix, 'version': v}))\n";
-#define ASK_SECONDS 120 /* a first container start of a large image is slow */
-#define CAP 65536
-
-struct collected {
-	char buf[CAP];
-	size_t len;
-};
-
-static int collect(void *ctx, const char *p, size_t n)
-{
-	struct collected *c = ctx;
-	size_t room = sizeof c->buf - 1 - c->len;
-	if (n > room)
-		n = room;
-	memcpy(c->buf + c->len, p, n);
-	c->len += n;
-	c->buf[c->len] = '\0';
-	return 0;
-}
-
-/* The last line that says something, for an error message. */
-static void last_words(const char *s, char *out, size_t n)
-{
-	const char *end = s + strlen(s);
-	while (end > s && (end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\r'))
-		end--;
-	const char *start = end;
-	while (start > s && start[-1] != '\n')
-		start--;
-	size_t len = (size_t)(end - start);
-	if (len >= n)
-		start = end - (len = n - 1);
-	memcpy(out, start, len);
-	out[len] = '\0';
-}
-
-/* Run argv in a sandbox of be: 1 and *answer (its JSON) when it answered;
- * 0 with said filled when the program did not; -1 with err filled when the
- * sandbox itself could not start (that error is the one to report). */
-static int ask(const struct sb_backend *be, const struct sb_config *cfg, const char *const *argv, json_t **answer,
-	       char *said, size_t sn, struct sb_error *err)
-{
-	struct sb_sandbox_req req = {.argv = argv, .limits = &cfg->limits, .lifetime_s = ASK_SECONDS};
-	struct sb_sandbox sb;
-	int pidfd;
-	*answer = NULL;
-	if (sb_spawn_piped(be, &req, &sb, &pidfd, err) != 0)
-		return -1;
-	sb_close(&sb.stdin_fd);
-	struct collected *out = calloc(1, sizeof *out), *errs = calloc(1, sizeof *errs);
-	uint64_t deadline = sb_now_ms() + ASK_SECONDS * 1000ull;
-	bool timed_out = false;
-	while (out && errs && (sb.stdout_fd >= 0 || sb.stderr_fd >= 0)) {
-		uint64_t now = sb_now_ms();
-		if (now >= deadline) {
-			timed_out = true;
-			break;
-		}
-		struct pollfd p[2] = {{sb.stdout_fd, POLLIN, 0}, {sb.stderr_fd, POLLIN, 0}};
-		if (poll(p, 2, (int)(deadline - now)) < 0 && errno != EINTR)
-			break;
-		sb_pipe_drain(&sb.stdout_fd, 4, collect, out);
-		sb_pipe_drain(&sb.stderr_fd, 4, collect, errs);
-	}
-	if (sb.stdout_fd >= 0 || sb.stderr_fd >= 0)
-		sb_backend_kill(&sb); /* out of time */
-	sb_sandbox_close_fds(&sb);
-	sb_close(&pidfd);
-	struct sb_exit ex = {0};
-	struct sb_error werr = {0};
-	sb_backend_wait(&sb, &ex, &werr);
-	json_decref(sb.enforced);
-	if (!out || !errs) {
-		free(out), free(errs);
-		return sb_fail(err, "out of memory");
-	}
-	const char *m = strstr(out->buf, "\n" MARK);
-	json_t *j = m ? json_loads(m + 1 + strlen(MARK), JSON_DISABLE_EOF_CHECK, NULL) : NULL;
-	const char *exe = json_string_value(json_object_get(j, "executable"));
-	if (exe && exe[0] == '/') {
-		free(out), free(errs);
-		*answer = j;
-		return 1;
-	}
-	json_decref(j);
-	char words[300];
-	last_words(errs->len ? errs->buf : out->buf, words, sizeof words);
-	free(out), free(errs);
-	if (timed_out)
-		snprintf(said, sn, "no answer in %d s", ASK_SECONDS);
-	else if (ex.signal)
-		snprintf(said, sn, "killed by signal %d%s%s", ex.signal, words[0] ? ": " : "", words);
-	else
-		snprintf(said, sn, "exit status %d%s%s", ex.exit_code, words[0] ? ": " : "", words);
-	return 0;
-}
-
 static void take(struct sb_sage_found *f, const json_t *j)
 {
 	const char *v = json_string_value(json_object_get(j, "version"));
@@ -274,7 +171,7 @@ int sb_sage_locate(const struct sb_backend *be, struct sb_config *cfg, struct sb
 			argv[4 + k] = tries[i][k];
 		char said[400];
 		json_t *j;
-		int got = ask(asker, cfg, argv, &j, said, sizeof said, err);
+		int got = sb_locate_ask(asker, cfg, argv, MARK, &j, said, sizeof said, err);
 		if (got < 0) {
 			sb_backend_close(host);
 			return -1;

@@ -36,6 +36,13 @@ void sb_sage_found_clear(struct sb_sage_found *f);
 /* For status: {python, how, sage, sage_version, prefix, base_prefix, cache, binds}. */
 json_t *sb_sage_found_json(const struct sb_sage_found *f);
 
+/* ---- locate_ask.c: run argv in a sandbox of be ---- */
+/* 1 and *answer (the JSON after the line's mark) when it answered; 0 with
+ * said filled when the program did not; -1 with err filled when the
+ * sandbox itself could not start (that error is the one to report). */
+int sb_locate_ask(const struct sb_backend *be, const struct sb_config *cfg, const char *const *argv, const char *mark,
+		  json_t **answer, char *said, size_t sn, struct sb_error *err);
+
 /* ---- locate_cache.c: the answers, one JSON file ---- */
 /* The cached answer for key into f (python, version, prefixes, how); false
  * when there is none or no cache directory. */
