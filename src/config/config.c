@@ -35,7 +35,7 @@ static const struct setting settings[] = {
 	{"pids", K_UINT, "16-512", "process/thread limit", SB_PIDS_MIN, SB_PIDS_MAX, F(limits.pids)},
 	{"output_limit_kib", K_OUTPUT_KIB, "16-2048 (KiB)", "output kept per stream (head and tail)", 0, 0, F(limits.output_bytes)},
 	{"sage", K_PATH, "absolute path", "the sage executable inside the sandbox", 0, 0, F(sage)},
-	{"python", K_PATH, "absolute path", "python3 with Sage's modules, inside the sandbox", 0, 0, F(python)},
+	{"python", K_PATH, "absolute path", "python3 with Sage's modules, inside the sandbox; unset: sage --python is asked (cached), then the default", 0, 0, F(python)},
 	{"shell", K_PATH, "absolute path", "shell for shell jobs, inside the sandbox", 0, 0, F(shell)},
 	{"podman", K_PATH, "executable name or path", "podman (or docker) executable for the container backends", 0, 0, F(podman)},
 	{"image", K_IMAGE, "image reference", "container image with Sage", 0, 0, F(image)},
@@ -314,6 +314,10 @@ int sb_config_set(struct sb_config *cfg, const char *key, const char *value, con
 	if (strlen(value) >= s->size)
 		return bad(err, s, origin, value, "too long");
 	snprintf(field, s->size, "%s", value);
+	if (s->offset == offsetof(struct sb_config, python))
+		cfg->python_set = true;
+	else if (s->offset == offsetof(struct sb_config, sage))
+		cfg->sage_set = true;
 	return 0;
 }
 

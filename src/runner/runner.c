@@ -6,6 +6,7 @@
 
 #include "runner/capture.h"
 #include "runner/fresh.h"
+#include "runner/locate.h"
 #include "runner/pool.h"
 #include "runner/sessions.h"
 #include "runner/warm.h"
@@ -18,6 +19,9 @@ struct sb_runner {
 	struct sb_pool *pool;        /* warm isolation only */
 	pthread_mutex_t sessions_lock;
 	struct sb_sessions *sessions; /* made at first use */
+	struct sb_sage_found found;   /* Sage's Python: which, and how it was found */
+	bool python_ok;               /* found; else python_err says why */
+	struct sb_error python_err;
 };
 
 void sb_runner_backend_settings(const struct sb_config *cfg, struct sb_backend_settings *s)
@@ -59,10 +63,14 @@ struct sb_runner *sb_runner_new(const struct sb_config *cfg, struct sb_error *er
 	/* A missing backend is not fatal here: status must still be able to
 	 * say what is wrong, and each job reports it as a sandbox error. */
 	r->backend = sb_runner_backend_open(&r->cfg, &r->backend_err);
-	if (r->backend && r->cfg.isolation == SB_ISOLATION_WARM) {
+	/* Before any worker: the workers run the python it finds. Not found,
+	 * the backend stays open for status, and every job says why. */
+	r->python_ok = r->backend && sb_sage_locate(r->backend, &r->cfg, &r->found, &r->python_err) == 0;
+	if (r->python_ok && r->cfg.isolation == SB_ISOLATION_WARM) {
 		r->pool = sb_pool_new(&r->cfg, r->backend);
 		if (!r->pool) {
 			sb_backend_close(r->backend);
+			sb_sage_found_clear(&r->found);
 			free(r);
 			sb_fail(err, "out of memory");
 			return NULL;
@@ -80,6 +88,7 @@ void sb_runner_free(struct sb_runner *r)
 	pthread_mutex_destroy(&r->sessions_lock);
 	sb_pool_free(r->pool);
 	sb_backend_close(r->backend);
+	sb_sage_found_clear(&r->found);
 	free(r);
 }
 
@@ -94,7 +103,9 @@ static bool usable(const struct sb_runner *r, struct sb_error *err)
 {
 	if (!r->backend)
 		*err = r->backend_err;
-	return r->backend != NULL;
+	else if (!r->python_ok)
+		*err = r->python_err; /* the backend is open (for status), Sage's Python not found */
+	return r->backend && r->python_ok;
 }
 
 struct sb_sessions *sb_runner_sessions(struct sb_runner *r, struct sb_error *err)
@@ -188,6 +199,20 @@ json_t *sb_runner_status(struct sb_runner *r)
 		return o;
 	}
 	json_t *b = sb_backend_status(r->backend);
+	if (!r->python_ok) {
+		json_object_set_new(o, "ok", json_false());
+		json_object_set_new(o, "sage_python", json_pack("{s:s, s:s}", "error", r->python_err.msg, "hint",
+								 r->python_err.hint));
+		json_object_set_new(o, "backend", b);
+		return o;
+	}
+	json_object_set_new(o, "sage_python", sb_sage_found_json(&r->found));
+	/* The backend was opened before the python was found: its check is
+	 * of the setting's value. One that answered is there ("found": the
+	 * text shows sage_python's row instead, status_backends.c). */
+	if (json_object_get(b, "python") && strncmp(r->found.how, "the python setting (not", 23) != 0)
+		json_object_set_new(b, "python", json_pack("{s:s, s:b, s:b}", "path", r->found.python, "present", 1,
+							   "found", 1));
 	json_object_set_new(o, "ok", json_boolean(json_is_true(json_object_get(b, "available"))));
 	json_object_set_new(o, "backend", b);
 	json_object_set_new(o, "isolation", json_string(r->pool ? "warm" : "fresh"));

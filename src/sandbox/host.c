@@ -219,6 +219,9 @@ static int host_spawn(void *self, const struct sb_sandbox_req *req, struct sb_sa
 	char home[96], dot[96], tmp[96];
 	snprintf(home, sizeof home, "HOME=%s/home", hp->dir);
 	snprintf(dot, sizeof dot, "DOT_SAGE=%s/dot-sage", hp->dir);
+	/* The home must exist, as in a sandbox: Sage's scripts refuse to run
+	 * without it (`sage --python`, a shell job's `sage -c`). */
+	mkdir(home + 5, 0700);
 	snprintf(tmp, sizeof tmp, "TMPDIR=%s", hp->dir);
 	const char *envp[32];
 	int n = 0;

@@ -9,12 +9,12 @@
 
 static const struct sb_backend_type registry[] = {
 	{"native", "Linux namespaces, seccomp, Landlock, cgroups or rlimits",
-	 SB_CAP_ISOLATED | SB_CAP_OWN_PIDNS | SB_CAP_POLICY, &sb_native_ops},
+	 SB_CAP_ISOLATED | SB_CAP_OWN_PIDNS | SB_CAP_POLICY | SB_CAP_HOST_FILES, &sb_native_ops},
 	{"podman", "rootless Podman container",
 	 SB_CAP_ISOLATED | SB_CAP_OWN_PIDNS | SB_CAP_POLICY | SB_CAP_IMAGES, &sb_podman_ops},
 	{"docker", "rootless Docker (or podman's Docker API) container",
 	 SB_CAP_ISOLATED | SB_CAP_OWN_PIDNS | SB_CAP_POLICY | SB_CAP_IMAGES, &sb_docker_ops},
-	{"host", "NO isolation: the code runs as you, on this machine", 0, &sb_host_ops},
+	{"host", "NO isolation: the code runs as you, on this machine", SB_CAP_HOST_FILES, &sb_host_ops},
 };
 #define N_BACKENDS (sizeof registry / sizeof registry[0])
 
@@ -31,6 +31,14 @@ const struct sb_backend_type *sb_backend_type_find(const char *name)
 		return &registry[0];
 	for (size_t i = 0; i < N_BACKENDS; i++)
 		if (!strcmp(name, registry[i].name))
+			return &registry[i];
+	return NULL;
+}
+
+const struct sb_backend_type *sb_backend_type_unisolated(void)
+{
+	for (size_t i = 0; i < N_BACKENDS; i++)
+		if (!(registry[i].caps & SB_CAP_ISOLATED))
 			return &registry[i];
 	return NULL;
 }

@@ -14,6 +14,8 @@ struct sb_backend_type;
 const struct sb_backend_type *sb_backend_types(size_t *n);
 /* The row for a setting value ("auto" included), or NULL. */
 const struct sb_backend_type *sb_backend_type_find(const char *name);
+/* The row that isolates nothing (host): runs a command on the host itself. */
+const struct sb_backend_type *sb_backend_type_unisolated(void);
 /* "auto|native|podman|docker|host": the setting's allowed values. */
 const char *sb_backend_names(void);
 

@@ -47,6 +47,12 @@ struct sb_backend *sb_backend_open(const char *name, const struct sb_backend_set
 		sb_hint(err, "use one of %s", sb_backend_names());
 		return NULL;
 	}
+	return sb_backend_open_type(t, s, err);
+}
+
+struct sb_backend *sb_backend_open_type(const struct sb_backend_type *t, const struct sb_backend_settings *s,
+					struct sb_error *err)
+{
 	struct sb_backend *be = calloc(1, sizeof *be);
 	if (!be) {
 		sb_fail(err, "out of memory");
@@ -80,6 +86,7 @@ json_t *sb_backend_status(const struct sb_backend *be)
 		{SB_CAP_OWN_PIDNS, "own_pid_namespace"},
 		{SB_CAP_POLICY, "syscall_policy"},
 		{SB_CAP_IMAGES, "container_images"},
+		{SB_CAP_HOST_FILES, "host_programs"},
 	};
 	json_t *o = be->type->ops->status(be->self);
 	json_t *list = json_array();

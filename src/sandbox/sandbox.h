@@ -86,6 +86,8 @@ enum sb_backend_cap {
 					process in it harms nothing outside */
 	SB_CAP_POLICY = 1u << 2,     /* applies the syscall policy (policy.c) */
 	SB_CAP_IMAGES = 1u << 3,     /* runs a container image: has image ops */
+	SB_CAP_HOST_FILES = 1u << 4, /* runs the host's own programs (native, host):
+					Sage is found by asking the host's sage */
 };
 
 /* Building the container image a backend runs (podman/docker). */
@@ -118,6 +120,15 @@ struct sb_backend_ops {
 	/* SB_CAP_IMAGES only: build an image from Debian packages. Prints
 	 * progress on stderr; returns an exit status (core/exit_status.h). */
 	int (*image_build)(void *self, const struct sb_image_recipe *r);
+	/* What Sage's Python depends on besides the sage path, for the cache
+	 * of runner/locate.c (podman/docker: the image's ID). NULL: nothing. */
+	int (*locate_key)(void *self, char *key, size_t n, struct sb_error *err);
+	/* Make an installation found on the host (its directories, absolute,
+	 * NULL-terminated) visible read-only at the same paths in every later
+	 * sandbox; appends to `said` one object per path {path, bind: "bound",
+	 * "visible" (already) or "refused", why}. A refused path fails the call
+	 * when `required`. NULL: the backend needs nothing. */
+	int (*bind_install)(void *self, const char *const *paths, bool required, json_t *said, struct sb_error *err);
 };
 
 /* One row of the registry. */
@@ -142,6 +153,9 @@ struct sb_backend {
  * NULL with err filled when it is not built in or cannot be opened. Free
  * with sb_backend_close. */
 struct sb_backend *sb_backend_open(const char *name, const struct sb_backend_settings *s, struct sb_error *err);
+/* The same with a given row (locate.c opens the host row to ask the host's sage). */
+struct sb_backend *sb_backend_open_type(const struct sb_backend_type *t, const struct sb_backend_settings *s,
+					struct sb_error *err);
 void sb_backend_close(struct sb_backend *be);
 static inline bool sb_backend_has(const struct sb_backend *be, enum sb_backend_cap cap)
 {

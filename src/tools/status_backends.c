@@ -176,7 +176,7 @@ static void native(struct sb_status_rows *r, const json_t *b, const json_t *sett
 	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) {
 		const json_t *c = json_object_get(b, commands[i]);
 		const char *path = sb_report_str(c, "path");
-		if (!c || !path)
+		if (!c || !path || json_is_true(json_object_get(c, "found"))) /* sage_python()'s row */
 			continue;
 		if (json_is_true(json_object_get(c, "present"))) {
 			sb_report_row(&r->details, commands[i], "%s", path);
@@ -306,8 +306,37 @@ static void per_user(struct sb_status_rows *r, const json_t *b)
 			      some.len ? some.data : "", some.len ? "; " : "", zero);
 }
 
+/* Sage's Python (runner/locate.c): which, Sage's version, how it was
+ * found, and what native binds to make it visible. */
+static void sage_python(struct sb_status_rows *r, const json_t *sp)
+{
+	if (!sp)
+		return;
+	if (sb_report_str(sp, "error")) {
+		sb_status_off(r, "python", "%s", sb_report_str(sp, "error"));
+		sb_report_sub(&r->off, "fix", sb_report_txt(sp, "hint"));
+		return;
+	}
+	const char *v = sb_report_str(sp, "sage_version"), *cache = sb_report_str(sp, "cache");
+	sb_report_row(&r->details, "python", "%s, %s%s; %s%s%s", sb_report_txt(sp, "python"), v ? "Sage " : "",
+		      v ? v : "imports no Sage (run_sagemath will fail)", sb_report_txt(sp, "how"),
+		      cache ? "; remembered in " : "", cache ? cache : "");
+	size_t i;
+	const json_t *b;
+	json_array_foreach(json_object_get(sp, "binds"), i, b) {
+		const char *how = sb_report_str(b, "bind");
+		if (how && !strcmp(how, "bound"))
+			sb_report_row(&r->details, "installation", "%s, bound read-only at the same path",
+				      sb_report_txt(b, "path"));
+		else if (how && !strcmp(how, "refused"))
+			sb_report_row(&r->details, "installation", "%s not bound: %s", sb_report_txt(b, "path"),
+				      sb_report_txt(b, "why"));
+	}
+}
+
 void sb_status_backend_rows(struct sb_status_rows *r, const json_t *st)
 {
+	sage_python(r, json_object_get(st, "sage_python"));
 	const json_t *b = json_object_get(st, "backend"), *s = json_object_get(st, "settings");
 	if (json_object_get(b, "would_enforce"))
 		native(r, b, s);

@@ -88,6 +88,15 @@ def podman(*args, timeout=60):
     return as_user(["podman", "--log-level=error", *args], timeout=timeout)
 
 
+# SB_TEST_LAYOUT=official: the suite runs against the official SageMath
+# image's layout (Sage's Python in a venv under /home/sage/sage, no
+# /usr/bin/python3), built locally from the test image (official_layout.py).
+BASE_IMAGE = IMAGE
+if os.environ.get("SB_TEST_LAYOUT") == "official" and os.geteuid() == 0 and SAGEBOX:
+    import official_layout  # noqa: E402
+    IMAGE = official_layout.ensure(BASE_IMAGE)
+
+
 def ours(engine="podman", extra_env=None):
     """Names of every container with our label, running or not."""
     if engine == "docker":

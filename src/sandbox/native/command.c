@@ -50,7 +50,7 @@ noreturn void nat_command_main(struct nat_plan *p)
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
 		nat_child_fail("no_new_privs", errno, "prctl(PR_SET_NO_NEW_PRIVS)");
 	if (p->landlock_abi > 0) {
-		r->landlock_abi = nat_landlock_apply(p->landlock_abi);
+		r->landlock_abi = nat_landlock_apply(p->landlock_abi, p);
 		if (r->landlock_abi < 0)
 			nat_child_fail("landlock", errno, "cannot apply the Landlock ruleset (ABI %d)", p->landlock_abi);
 		r->landlock_net = r->landlock_abi >= 4;

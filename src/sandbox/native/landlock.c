@@ -81,7 +81,7 @@ static int add_rule(int ruleset, const char *path, uint64_t access, uint64_t han
 	return rc == 0 ? 0 : -1;
 }
 
-int nat_landlock_apply(int abi)
+int nat_landlock_apply(int abi, const struct nat_plan *p)
 {
 	if (abi <= 0) {
 		errno = EOPNOTSUPP;
@@ -133,13 +133,17 @@ int nat_landlock_apply(int abi)
 		{SB_SANDBOX_WORKSPACE, rw_tree},
 		{SB_SHARE_MOUNT, FS_READ_FILE | FS_READ_DIR},
 	};
-	for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++)
-		if (add_rule(rs, rules[i].path, rules[i].access, handled) != 0) {
+	for (size_t i = 0; i < sizeof rules / sizeof rules[0] + p->n_installs; i++) {
+		/* after the table: a Sage outside /usr, read and execute as /usr */
+		bool inst = i >= sizeof rules / sizeof rules[0];
+		const char *path = inst ? p->installs[i - sizeof rules / sizeof rules[0]] : rules[i].path;
+		if (add_rule(rs, path, inst ? rx : rules[i].access, handled) != 0) {
 			int saved = errno;
 			close(rs);
 			errno = saved;
 			return -1;
 		}
+	}
 	/* restrict_self needs no_new_privs (set before) or CAP_SYS_ADMIN. */
 	long rc = syscall(SYS_landlock_restrict_self, rs, 0);
 	int saved = errno;

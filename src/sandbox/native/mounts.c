@@ -97,9 +97,10 @@ static void fresh_proc(void)
 void nat_build_root(const struct nat_plan *p)
 {
 	char dst[PATH_MAX];
-	int share_fds[SB_SHARES_MAX];
+	int share_fds[SB_SHARES_MAX], install_fds[NAT_INSTALLS_MAX];
 	/* Before the root tmpfs covers NEWROOT: a share may live below it. */
 	nat_open_shares(p, share_fds);
+	nat_open_installs(p, install_fds);
 	/* Private, recursively: no mount we make propagates to the host, and
 	 * no later host mount appears in the sandbox. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
@@ -109,6 +110,7 @@ void nat_build_root(const struct nat_plan *p)
 	if (mount("sagebox-root", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=4m,nr_inodes=4096") != 0)
 		nat_child_fail("mounts", errno, "mount the root tmpfs");
 	system_dirs();
+	nat_mount_installs(p, install_fds, NEWROOT);
 	path_in(dst, sizeof dst, "/etc");
 	nat_make_etc(dst);
 	fresh_proc();

@@ -58,12 +58,17 @@
  * of the jobs' `cpus`: the sandbox as a whole is held to cpus + this. */
 #define NAT_HOUSEKEEPING_CPUS 1.0
 
+/* Directories of a Sage installed outside the system directories (install.c). */
+#define NAT_INSTALLS_MAX 4
+
 /* ---- the instance (spawn.c opens it): the settings, copied ---- */
 struct nat_self {
 	struct sb_limits limits;  /* a job's defaults, for status */
 	char sandbox_user[64];    /* started as root: the host user to drop to */
 	char shares[SB_SHARES_MAX][PATH_MAX]; /* bound read-only at /data/NAME */
 	unsigned n_shares;
+	char installs[NAT_INSTALLS_MAX][PATH_MAX]; /* Sage outside /usr: bound at the same path */
+	unsigned n_installs;
 	struct {
 		char name[16];
 		char path[PATH_MAX];
@@ -162,6 +167,8 @@ struct nat_plan {
 	uint64_t workspace_bytes;  /* a session: a tmpfs at /work, the cwd; 0: none */
 	const char (*shares)[PATH_MAX]; /* host directories for /data/NAME (nat_self's) */
 	unsigned n_shares;
+	const char (*installs)[PATH_MAX]; /* bound read-only at the same path (nat_self's) */
+	unsigned n_installs;
 	pid_t caller_pid;
 	bool drop_root;            /* started as root: become host_uid first */
 	uid_t host_uid;            /* unprivileged uid outside (after the drop) */
@@ -200,8 +207,15 @@ int nat_resolve_user(const char *name, uid_t *uid, gid_t *gid, struct sb_error *
 void nat_build_root(const struct nat_plan *p);
 /* session_mounts.c: steps of nat_build_root for sessions and shares. */
 void nat_open_shares(const struct nat_plan *p, int fds[SB_SHARES_MAX]);
+/* Each of dirs opened O_PATH into fds (before the root tmpfs covers them);
+ * a failure ends init with "cannot open WHAT DIR" and hint. */
+void nat_open_dirs(const char (*dirs)[PATH_MAX], unsigned n, int *fds, const char *what, const char *hint);
 void nat_mount_shares(const struct nat_plan *p, const int fds[SB_SHARES_MAX], const char *newroot);
 void nat_mount_workspace(const struct nat_plan *p, const char *newroot);
+/* install.c: a Sage outside /usr; the backend's bind_install operation. */
+int nat_bind_install(void *self, const char *const *paths, bool required, json_t *said, struct sb_error *err);
+void nat_open_installs(const struct nat_plan *p, int fds[NAT_INSTALLS_MAX]);
+void nat_mount_installs(const struct nat_plan *p, const int fds[NAT_INSTALLS_MAX], const char *newroot);
 void nat_make_dev(const char *dev, const struct sb_limits *l);
 void nat_make_etc(const char *etc);
 /* bind.c: a read-only bind (ro,nosuid,nodev on every submount), or a
@@ -224,8 +238,9 @@ int nat_limit_user_resources(uint32_t *applied, const char **failed);
 
 /* landlock.c */
 int nat_landlock_abi(void); /* 0 when unsupported */
-/* Apply at ABI min(abi, what we know); returns the applied ABI, -1 + errno. */
-int nat_landlock_apply(int abi);
+/* Apply at ABI min(abi, what we know), with read/execute on p's
+ * installation directories too; returns the applied ABI, -1 + errno. */
+int nat_landlock_apply(int abi, const struct nat_plan *p);
 
 /* seccomp_filter.c */
 /* The compiled filter (built once, shared by every spawn). NULL + err. */

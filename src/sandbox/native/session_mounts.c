@@ -20,17 +20,22 @@ static void under(char *out, size_t n, const char *root, const char *a, const ch
 		nat_child_fail("mounts", ENAMETOOLONG, "%s%s", a, b);
 }
 
-void nat_open_shares(const struct nat_plan *p, int fds[SB_SHARES_MAX])
+void nat_open_dirs(const char (*dirs)[PATH_MAX], unsigned n, int *fds, const char *what, const char *hint)
 {
 	/* Opened by path now, as the unprivileged host user (a directory it
 	 * cannot read is refused here, not exposed), and bound later from
 	 * the fd: the root tmpfs will cover anything below NEWROOT. */
-	for (unsigned i = 0; i < p->n_shares && i < SB_SHARES_MAX; i++) {
-		fds[i] = open(p->shares[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
+	for (unsigned i = 0; i < n; i++) {
+		fds[i] = open(dirs[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (fds[i] < 0)
-			nat_child_fail_hint("mounts", errno, "the sandbox user must be able to read it, or drop it from share",
-					    "cannot open the shared directory %s", p->shares[i]);
+			nat_child_fail_hint("mounts", errno, hint, "cannot open %s %s", what, dirs[i]);
 	}
+}
+
+void nat_open_shares(const struct nat_plan *p, int fds[SB_SHARES_MAX])
+{
+	nat_open_dirs(p->shares, p->n_shares < SB_SHARES_MAX ? p->n_shares : SB_SHARES_MAX, fds,
+		      "the shared directory", "the sandbox user must be able to read it, or drop it from share");
 }
 
 void nat_mount_shares(const struct nat_plan *p, const int fds[SB_SHARES_MAX], const char *newroot)

@@ -178,6 +178,8 @@ static int native_spawn(void *self, const struct sb_sandbox_req *req, struct sb_
 	p->workspace_bytes = req->workspace_bytes;
 	p->shares = ns->shares;
 	p->n_shares = ns->n_shares;
+	p->installs = ns->installs;
+	p->n_installs = ns->n_installs;
 	p->caller_pid = getpid();
 	p->drop_root = geteuid() == 0;
 	if (p->drop_root) {
@@ -331,4 +333,5 @@ const struct sb_backend_ops sb_native_ops = {
 	.spawn = native_spawn,
 	.kill = native_kill,
 	.wait = native_wait,
+	.bind_install = nat_bind_install,
 };

@@ -282,6 +282,26 @@ static int pm_image_build_op(void *self, const struct sb_image_recipe *r)
 	return pm_image_build(self, r);
 }
 
+/* What Sage's Python in the image depends on: the image itself, by ID (a
+ * tag moved to another build is asked again). */
+static int pm_locate_key(void *self, char *key, size_t n, struct sb_error *err)
+{
+	const struct pm_self *pm = self;
+	/* The refusals a spawn would make, first and in its words. */
+	struct pm_info info;
+	if (pm_info_get(pm, &info, err) < 0)
+		return -1;
+	if (!info.rootless)
+		return pm_refuse_not_rootless(pm, &info, err);
+	struct pm_image img;
+	if (image_get(pm, &img, err) < 0)
+		return -1;
+	if (!img.present)
+		return pm_refuse_missing_image(pm, err);
+	snprintf(key, n, "image %s (id %s)", pm->image, img.id);
+	return 0;
+}
+
 const struct sb_backend_ops sb_podman_ops = {
 	.open = podman_open,
 	.close = pm_close,
@@ -290,6 +310,7 @@ const struct sb_backend_ops sb_podman_ops = {
 	.kill = pm_kill,
 	.wait = pm_wait,
 	.image_build = pm_image_build_op,
+	.locate_key = pm_locate_key,
 };
 
 const struct sb_backend_ops sb_docker_ops = {
@@ -300,4 +321,5 @@ const struct sb_backend_ops sb_docker_ops = {
 	.kill = pm_kill,
 	.wait = pm_wait,
 	.image_build = pm_image_build_op,
+	.locate_key = pm_locate_key,
 };
