@@ -292,12 +292,18 @@ static void task_free(struct task *k)
 	free(k);
 }
 
+static void earliest(uint64_t *at, uint64_t when)
+{
+	if (!*at || when < *at)
+		*at = when;
+}
+
 /* One round: watch the running, expire the old, forget tombstones.
- * Returns whether any task still needs watching. */
-static bool round_locked(struct sb_tasks *t, struct outmsg **box)
+ * Returns when the next round is due (wall-clock ms), or 0: no task. */
+static uint64_t round_locked(struct sb_tasks *t, struct outmsg **box)
 {
 	struct sb_sessions *ss = NULL;
-	bool busy = false;
+	uint64_t next = 0;
 	uint64_t now = wall_ms();
 	for (struct task **pp = &t->list; *pp;) {
 		struct task *k = *pp;
@@ -323,10 +329,13 @@ static bool round_locked(struct sb_tasks *t, struct outmsg **box)
 			task_free(k);
 			continue;
 		}
-		busy |= !k->expired;
+		if (!k->expired)
+			earliest(&next, k->ended ? k->created_ms + k->ttl_ms : now + WATCH_MS);
+		else
+			earliest(&next, k->created_ms + k->ttl_ms + TOMBSTONE_MS);
 		pp = &k->next;
 	}
-	return busy;
+	return next;
 }
 
 static void *watcher(void *arg)
@@ -335,18 +344,13 @@ static void *watcher(void *arg)
 	pthread_mutex_lock(&t->lock);
 	while (!t->stop) {
 		struct outmsg *box = NULL;
-		bool busy = round_locked(t, &box);
+		uint64_t next = round_locked(t, &box);
 		flush_locked(t, box);
 		if (t->stop)
 			break;
-		if (busy) {
-			struct timespec until;
-			clock_gettime(CLOCK_REALTIME, &until);
-			until.tv_nsec += WATCH_MS * 1000000L;
-			if (until.tv_nsec >= 1000000000L) {
-				until.tv_sec++;
-				until.tv_nsec -= 1000000000L;
-			}
+		if (next) {
+			/* (the condition variable's clock is CLOCK_REALTIME, as wall_ms) */
+			struct timespec until = {.tv_sec = (time_t)(next / 1000), .tv_nsec = (long)(next % 1000) * 1000000L};
 			pthread_cond_timedwait(&t->wake, &t->lock, &until);
 		} else {
 			pthread_cond_wait(&t->wake, &t->lock);
