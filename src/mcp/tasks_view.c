@@ -27,8 +27,12 @@ json_t *sb_task_json(const struct sb_task_facts *f, bool modern, bool detailed)
 	if (o && f->message && *f->message)
 		json_object_set_new(o, "statusMessage", json_string(f->message));
 	if (o && modern && detailed) {
-		if (!strcmp(f->status, "completed") && f->result)
-			json_object_set_new(o, "result", json_deep_copy(f->result));
+		if (!strcmp(f->status, "completed") && f->result) {
+			/* What tools/call would have returned, which in this era says so. */
+			json_t *r = json_deep_copy(f->result);
+			json_object_set_new(r, "resultType", json_string("complete"));
+			json_object_set_new(o, "result", r);
+		}
 		else if (!strcmp(f->status, "failed") && f->error)
 			json_object_set_new(o, "error", json_deep_copy(f->error));
 	}
