@@ -53,6 +53,7 @@ static const struct setting settings[] = {
 	{"job_timeout", K_UINT, "1-86400 (seconds)", "the longest a background job may run", 1, 86400, F(job_timeout_s)},
 	{"max_jobs", K_UINT, "0-32 (0: jobs off)", "running background jobs per client", 0, 32, F(max_jobs)},
 	{"max_jobs_total", K_UINT, "1-256", "running background jobs of all clients together", 1, 256, F(max_jobs_total)},
+	{"task_ttl", K_UINT, "60-604800 (seconds)", "the longest an MCP task is kept, from its start (its job is stopped then); a client may ask for less", 60, 604800, F(task_ttl_s)},
 	{"share", K_SHARE, "comma-separated host directories, empty for none", "shared READ-ONLY with every sandbox at /data/NAME: the code can read them", 0, 0, F(share)},
 	{"export_dir", K_DIR, "a host directory, empty for off", "file_export copies workspace files here (new names, never overwriting)", 0, 0, F(export_dir)},
 };
@@ -94,6 +95,7 @@ void sb_config_defaults(struct sb_config *cfg)
 	cfg->job_timeout_s = 3600;
 	cfg->max_jobs = 4;
 	cfg->max_jobs_total = 16;
+	cfg->task_ttl_s = 3600;
 }
 
 static const struct setting *find(const char *key)
@@ -486,12 +488,13 @@ json_t *sb_config_to_json(const struct sb_config *c)
 	json_t *shares = json_array();
 	for (unsigned i = 0; i < c->n_shares; i++)
 		json_array_append_new(shares, json_string(c->shares[i]));
-	json_object_update_new(o, json_pack("{s:I, s:I, s:I, s:s, s:I, s:I, s:I, s:o, s:s}", "max_sessions",
+	json_object_update_new(o, json_pack("{s:I, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:o, s:s}", "max_sessions",
 					    (json_int_t)c->max_sessions, "max_sessions_total",
 					    (json_int_t)c->max_sessions_total, "session_idle_minutes",
 					    (json_int_t)c->session_idle_minutes, "workspace_size", c->workspace_size,
 					    "job_timeout", (json_int_t)c->job_timeout_s, "max_jobs", (json_int_t)c->max_jobs,
-					    "max_jobs_total", (json_int_t)c->max_jobs_total, "share", shares, "export_dir",
+					    "max_jobs_total", (json_int_t)c->max_jobs_total, "task_ttl",
+					    (json_int_t)c->task_ttl_s, "share", shares, "export_dir",
 					    c->export_dir));
 	return o;
 }

@@ -45,6 +45,7 @@ struct sb_config {
 	unsigned job_timeout_s;        /* the longest a background job may run */
 	unsigned max_jobs;             /* running background jobs per client; 0: jobs off */
 	unsigned max_jobs_total;       /* running background jobs of all clients together */
+	unsigned task_ttl_s;           /* the longest an MCP task (and its result) is kept */
 	char share[1024];              /* the setting as given (comma-separated), "" none */
 	char shares[SB_SHARES_MAX][PATH_MAX]; /* ... each resolved (realpath) */
 	unsigned n_shares;

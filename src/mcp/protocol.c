@@ -22,6 +22,7 @@
 #include "mcp/revision.h"
 #include "mcp/server.h"
 #include "mcp/stateless.h"
+#include "mcp/tasks.h"
 #include "mcp/toolview.h"
 #include "tools/version.h"
 #include "util/jsontext.h"
@@ -34,6 +35,7 @@ struct reply {
 	char msg[768];
 	bool deferred;        /* a call thread will answer (tools/call) */
 	bool opens_session;   /* initialize: notifications may flow once it is sent */
+	json_t *data;         /* the error's data (owned), or NULL */
 };
 
 __attribute__((format(printf, 3, 4))) static void fail(struct reply *r, int code, const char *fmt, ...)
@@ -118,6 +120,9 @@ static void h_initialize(const struct sb_mcp_request *q, struct reply *r)
 	if (instructions)
 		json_object_set_new(r->result, "instructions", json_string(instructions));
 	free(instructions);
+	if (sb_tasks_core(chosen))
+		json_object_set_new(json_object_get(r->result, "capabilities"), "tasks",
+				    json_pack("{s:{}, s:{}, s:{s:{s:{}}}}", "list", "cancel", "requests", "tools", "call"));
 	r->opens_session = true;
 }
 
@@ -185,6 +190,16 @@ static const struct sb_tool *find_tool(const json_t *name_v, struct reply *r)
 	return t;
 }
 
+/* A task method's answer as this file's reply. */
+static void take_task_reply(struct reply *r, struct sb_task_reply *tr)
+{
+	r->result = tr->result;
+	r->code = tr->code;
+	r->data = tr->data;
+	r->deferred = tr->deferred;
+	snprintf(r->msg, sizeof r->msg, "%s", tr->msg);
+}
+
 static void h_tools_call(const struct sb_mcp_request *q, struct reply *r)
 {
 	const struct sb_tool *t = find_tool(json_object_get(q->params, "name"), r);
@@ -206,6 +221,15 @@ static void h_tools_call(const struct sb_mcp_request *q, struct reply *r)
 		return;
 	if (token && !sb_rpc_id_valid(token))
 		token = NULL; /* a progress token is a string or an integer */
+	/* A task: asked for (2025-11-25), or the server's choice for a client
+	 * that takes them (2026-07-28: every call of a tool that allows it). */
+	if ((sb_tasks_core(q->revision) && json_object_get(q->params, "task")) ||
+	    (sb_tasks_ext(q) && t->task_support)) {
+		struct sb_task_reply tr = {0};
+		sb_tasks_call(q->client->srv->tasks, q, t, args, &tr);
+		take_task_reply(r, &tr);
+		return;
+	}
 
 	switch (sb_calls_start(q->client->calls, q, t, args, token)) {
 	case SB_CALL_STARTED:
@@ -226,6 +250,47 @@ static void h_tools_call(const struct sb_mcp_request *q, struct reply *r)
 	}
 }
 
+/* tasks/get, tasks/result, tasks/list, tasks/cancel, tasks/update: in the
+ * handshake era only from 2025-11-25 (2026-07-28: the extension's checks
+ * are the tasks layer's). */
+static void task_method(const struct sb_mcp_request *q, struct reply *r,
+			void (*fn)(struct sb_tasks *, const struct sb_mcp_request *, struct sb_task_reply *))
+{
+	if (!q->modern && !sb_tasks_core(q->revision)) {
+		fail(r, SB_RPC_METHOD_NOT_FOUND, "Method not found: %.32s (tasks are part of protocol revision "
+						 "2025-11-25; this session uses %s)", q->method, q->revision);
+		return;
+	}
+	struct sb_task_reply tr = {0};
+	fn(q->client->srv->tasks, q, &tr);
+	take_task_reply(r, &tr);
+}
+
+static void h_tasks_get(const struct sb_mcp_request *q, struct reply *r)
+{
+	task_method(q, r, sb_tasks_get);
+}
+
+static void h_tasks_result(const struct sb_mcp_request *q, struct reply *r)
+{
+	task_method(q, r, sb_tasks_result);
+}
+
+static void h_tasks_list(const struct sb_mcp_request *q, struct reply *r)
+{
+	task_method(q, r, sb_tasks_list);
+}
+
+static void h_tasks_cancel(const struct sb_mcp_request *q, struct reply *r)
+{
+	task_method(q, r, sb_tasks_cancel);
+}
+
+static void h_tasks_update(const struct sb_mcp_request *q, struct reply *r)
+{
+	task_method(q, r, sb_tasks_update);
+}
+
 static void n_initialized(const struct sb_mcp_request *q, struct reply *r)
 {
 	struct sb_mcp_client *c = q->client;
@@ -241,8 +306,13 @@ static void n_initialized(const struct sb_mcp_request *q, struct reply *r)
 static void n_cancelled(const struct sb_mcp_request *q, struct reply *r)
 {
 	json_t *id = json_object_get(q->params, "requestId");
-	if (sb_rpc_id_valid(id))
-		sb_calls_cancel(q->client->calls, id, sb_json_text(json_object_get(q->params, "reason")));
+	if (!sb_rpc_id_valid(id))
+		return;
+	sb_calls_cancel(q->client->calls, id, sb_json_text(json_object_get(q->params, "reason")));
+	/* 2025-11-25: also the task that request created, or a tasks/result that waits
+	 * (2026-07-28: a task is cancelled by tasks/cancel only). */
+	if (!q->modern)
+		sb_tasks_cancel_request(q->client->srv->tasks, q->client, id);
 }
 
 /* The eras a method exists in. */
@@ -262,6 +332,11 @@ static const struct method {
 	{"tools/list", false, BOTH, false, h_tools_list},
 	{"tools/call", false, BOTH, false, h_tools_call},
 	{"logging/setLevel", false, LEGACY, false, h_set_level},
+	{"tasks/get", false, BOTH, false, h_tasks_get},
+	{"tasks/result", false, LEGACY, false, h_tasks_result},
+	{"tasks/list", false, LEGACY, false, h_tasks_list},
+	{"tasks/cancel", false, BOTH, false, h_tasks_cancel},
+	{"tasks/update", false, MODERN, false, h_tasks_update},
 	{"notifications/initialized", true, LEGACY, true, n_initialized},
 	{"notifications/cancelled", true, BOTH, true, n_cancelled},
 };
@@ -359,7 +434,7 @@ static void handle_request(struct sb_mcp_client *c, const struct sb_rpc_msg *m, 
 	if (r.code) {
 		json_decref(r.result);
 		req_log(&q, SB_LOG_DEBUG, "%.64s: error %d: %s", m->method, r.code, r.msg);
-		sb_mcp_send(reply, sb_rpc_error(m->id, r.code, r.msg, NULL));
+		sb_mcp_send(reply, sb_rpc_error(m->id, r.code, r.msg, r.data));
 	} else {
 		sb_stateless_stamp(r.result, q.revision);
 		sb_mcp_send(reply, sb_rpc_result(m->id, r.result));
@@ -440,6 +515,7 @@ void sb_mcp_client_free(struct sb_mcp_client *c)
 	if (!c)
 		return;
 	sb_calls_free(c->calls);
+	sb_tasks_client_gone(c->srv->tasks, c);
 	sb_mcp_client_release(c);
 }
 
@@ -451,6 +527,7 @@ void sb_mcp_client_cancel(struct sb_mcp_client *c, const json_t *id, const char 
 void sb_mcp_client_cancel_stream(struct sb_mcp_client *c, const void *reply_ctx, const char *reason)
 {
 	sb_calls_cancel_stream(c->calls, reply_ctx, reason);
+	sb_tasks_cancel_stream(c->srv->tasks, reply_ctx);
 }
 
 void sb_mcp_client_cancel_all(struct sb_mcp_client *c, const char *reason)

@@ -20,6 +20,9 @@ enum sb_rev_feature {
 	SB_REV_SERVER_DESCRIPTION,   /* serverInfo "description" */
 	SB_REV_ARG_ERROR_RESULT,     /* tool arguments that break the schema: a tool
 					execution error (isError), not -32602 (SEP-1303) */
+	SB_REV_TASKS,                /* tasks (experimental core tasks; from 2026-07-28 the
+					extension io.modelcontextprotocol/tasks) and tools'
+					execution.taskSupport */
 	SB_REV_STATELESS,            /* no handshake: _meta per request, server/discover,
 					result "resultType" and "_meta" serverInfo */
 	SB_REV_CACHE_HINTS,          /* "ttlMs" and "cacheScope" on cacheable results */

@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 
+#include "mcp/tasks.h"
+
 struct sb_mcp_server *sb_mcp_server_new(const struct sb_config *cfg, struct sb_runner *runner,
 					const struct sb_error *runner_err, struct sb_audit *audit)
 {
@@ -17,6 +19,10 @@ struct sb_mcp_server *sb_mcp_server_new(const struct sb_config *cfg, struct sb_r
 	s->max_running = cfg->max_concurrent ? cfg->max_concurrent : 1;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->freed, NULL);
+	if (!(s->tasks = sb_tasks_new(s))) {
+		sb_mcp_server_free(s);
+		return NULL;
+	}
 	return s;
 }
 
@@ -24,6 +30,7 @@ void sb_mcp_server_free(struct sb_mcp_server *s)
 {
 	if (!s)
 		return;
+	sb_tasks_free(s->tasks);
 	pthread_cond_destroy(&s->freed);
 	pthread_mutex_destroy(&s->lock);
 	free(s);

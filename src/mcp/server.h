@@ -13,6 +13,7 @@
 struct sb_mcp_server {
 	struct sb_tool_server tools;  /* settings, runner: what handlers see */
 	struct sb_audit *audit;       /* NULL: no audit log */
+	struct sb_tasks *tasks;       /* MCP tasks (mcp/tasks.h): they outlive clients */
 
 	/* Job slots: at most max_concurrent calls that run code, over all clients. */
 	pthread_mutex_t lock;

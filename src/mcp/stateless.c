@@ -111,7 +111,8 @@ void sb_stateless_stamp(json_t *result, const char *rev)
 {
 	if (!result || !sb_rev_has(rev, SB_REV_STATELESS))
 		return;
-	json_object_set_new(result, "resultType", json_string("complete"));
+	if (!json_object_get(result, "resultType")) /* a CreateTaskResult says "task" */
+		json_object_set_new(result, "resultType", json_string("complete"));
 	json_t *meta = json_object_get(result, "_meta");
 	if (!json_is_object(meta)) {
 		meta = json_object();
@@ -132,8 +133,10 @@ void sb_stateless_cache_hints(json_t *result, const char *rev)
 json_t *sb_mcp_discover(const struct sb_config *cfg, const char *rev)
 {
 	/* logging: a request may ask for log messages with _meta .../logLevel. */
-	json_t *r = json_pack("{s:o, s:{s:{s:b}, s:{}}}", "supportedVersions", sb_rev_modern_list(), "capabilities",
-			      "tools", "listChanged", 0, "logging");
+	/* extensions: the tasks extension (mcp/tasks.h), with no settings. */
+	json_t *r = json_pack("{s:o, s:{s:{s:b}, s:{}, s:{s:{}}}}", "supportedVersions", sb_rev_modern_list(),
+			      "capabilities", "tools", "listChanged", 0, "logging", "extensions",
+			      "io.modelcontextprotocol/tasks");
 	char *instructions = sb_tools_instructions(cfg);
 	if (instructions)
 		json_object_set_new(r, "instructions", json_string(instructions));

@@ -106,6 +106,7 @@ const struct sb_tool sb_tools[] = {
 		.hints = RUNS_CODE,
 		.handler = sb_run_handler,
 		.needs_slot = true,
+		.task_support = true,
 		.lang = SB_LANG_SAGE,
 	},
 	{
@@ -117,6 +118,7 @@ const struct sb_tool sb_tools[] = {
 		.hints = RUNS_CODE,
 		.handler = sb_run_handler,
 		.needs_slot = true,
+		.task_support = true,
 		.lang = SB_LANG_PYTHON,
 	},
 	{
@@ -128,6 +130,7 @@ const struct sb_tool sb_tools[] = {
 		.hints = RUNS_CODE,
 		.handler = sb_run_handler,
 		.needs_slot = true,
+		.task_support = true,
 		.lang = SB_LANG_SHELL,
 	},
 	{

@@ -107,6 +107,8 @@ struct sb_tool {
 	void (*handler)(const struct sb_tool *t, const json_t *args, struct sb_tool_ctx *ctx,
 			struct sb_tool_result *out);
 	bool needs_slot;            /* waits for one of max_concurrent job slots */
+	bool task_support;          /* may run as an MCP task, a background job of its
+				       code (execution.taskSupport "optional"; else "forbidden") */
 	enum sb_lang lang;          /* the language a run tool runs */
 };
 

@@ -196,9 +196,13 @@ int sb_http_check_mirrors(const json_t *msg, const char *hv_raw, const char *hm_
 			 hm ? "value '" : "(", hm ? hm : "missing", hm ? "'" : ")", method);
 		return -1;
 	}
+	/* The tasks extension (2026-07-28): tasks/get, tasks/update, tasks/cancel carry the task id. */
 	const char *key = !strcmp(method, "tools/call") || !strcmp(method, "prompts/get") ? "name"
 			  : !strcmp(method, "resources/read")                            ? "uri"
-											  : NULL;
+			  : !strcmp(method, "tasks/get") || !strcmp(method, "tasks/update") ||
+					  !strcmp(method, "tasks/cancel")
+				  ? "taskId"
+				  : NULL;
 	if (!key)
 		return 0;
 	const json_t *body = json_object_get(params, key);

@@ -136,6 +136,17 @@ int main(void)
 	CHECK(sb_config_set(&cfg, "session_idle_minutes", "0", "x", &err) == -1);
 	CHECK(sb_config_set(&cfg, "job_timeout", "86400", "x", &err) == 0 && cfg.job_timeout_s == 86400);
 	CHECK(sb_config_set(&cfg, "job_timeout", "86401", "x", &err) == -1);
+	/* MCP tasks (issue 28): the longest TTL, 1 h by default, 60 s to 7 days. */
+	CHECK(cfg.task_ttl_s == 3600);
+	CHECK(sb_config_set(&cfg, "task_ttl", "59", "--task-ttl", &err) == -1);
+	CHECK_STR_CONTAINS(err.msg, "--task-ttl");
+	CHECK_STR_CONTAINS(err.hint, "60-604800");
+	CHECK(sb_config_set(&cfg, "task_ttl", "604801", "x", &err) == -1);
+	CHECK(sb_config_set(&cfg, "task_ttl", "120", "x", &err) == 0 && cfg.task_ttl_s == 120);
+	CHECK(!strcmp(sb_config_key_for_flag("--task-ttl"), "task_ttl"));
+	tj = sb_config_to_json(&cfg);
+	CHECK(json_integer_value(json_object_get(tj, "task_ttl")) == 120);
+	json_decref(tj);
 	CHECK(sb_config_set(&cfg, "workspace_size", "1G", "x", &err) == 0 && cfg.workspace_bytes == 1ull << 30);
 	CHECK(sb_config_set(&cfg, "workspace_size", "1048576", "x", &err) == 0 && cfg.workspace_bytes == 1ull << 20);
 	CHECK(sb_config_set(&cfg, "workspace_size", "17g", "x", &err) == -1);

@@ -118,6 +118,14 @@ static void test_guard(void)
 	CHECK(sb_http_check_mirrors(m, NULL, "tools/call", "run_python", why, sizeof why) < 0);
 	CHECK(sb_http_check_mirrors(m, "2026-07-28", "tools/call", "run_python\x01", why, sizeof why) < 0);
 	json_decref(m);
+	/* The tasks extension: tasks/get, tasks/update, tasks/cancel name their task in Mcp-Name. */
+	m = json_loads("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tasks/get\",\"params\":{\"taskId\":\"j_1\","
+		       "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}}}", 0, &e);
+	CHECK(sb_http_check_mirrors(m, "2026-07-28", "tasks/get", "j_1", why, sizeof why) == 0);
+	CHECK(sb_http_check_mirrors(m, "2026-07-28", "tasks/get", "j_2", why, sizeof why) < 0);
+	CHECK(strstr(why, "does not match the body's taskId") != NULL);
+	CHECK(sb_http_check_mirrors(m, "2026-07-28", "tasks/get", NULL, why, sizeof why) < 0);
+	json_decref(m);
 
 	struct sb_http_options o;
 	struct sb_error err = {0};

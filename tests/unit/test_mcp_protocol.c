@@ -638,6 +638,117 @@ static void test_stream_ids(void)
 	pthread_mutex_destroy(&m2.lock);
 }
 
+
+/* MCP tasks (issue 28) as far as they go without a sandbox: what each era
+ * declares, the errors the specs name, and a task that cannot start (no
+ * runner) being the run tool's error result, not a task. */
+static void test_tasks(void)
+{
+	struct sb_config cfg;
+	sb_config_defaults(&cfg);
+	struct memsink m = {.msgs = json_array()};
+	pthread_mutex_init(&m.lock, NULL);
+	struct sb_mcp_sink sink = {.send = mem_send, .done = mem_done, .ctx = &m};
+	struct sb_error why = {.msg = "no sandbox in a unit test"};
+	struct sb_mcp_server *srv = sb_mcp_server_new(&cfg, NULL, &why, NULL);
+
+	/* 2025-06-18: no tasks at all; a "task" in tools/call is ignored. */
+	struct sb_mcp_client *c = sb_mcp_client_new(srv, "unit", &sink);
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+		      "\"2025-06-18\",\"capabilities\":{}}}");
+	json_t *a = answer(&m, 1);
+	CHECK(!json_object_get(json_object_get(json_object_get(a, "result"), "capabilities"), "tasks"));
+	json_decref(a);
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+	a = answer(&m, 2);
+	CHECK(!json_object_get(json_array_get(json_object_get(json_object_get(a, "result"), "tools"), 0), "execution"));
+	json_decref(a);
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tasks/get\",\"params\":{\"taskId\":\"x\"}}");
+	CHECK(error_says(&m, 3, -32601, "tasks are part of protocol revision 2025-11-25"));
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"sandbox_status\","
+		      "\"task\":{}}}");
+	a = answer(&m, 4);
+	CHECK(json_object_get(json_object_get(a, "result"), "content") != NULL);
+	json_decref(a);
+	sb_mcp_client_free(c);
+
+	/* 2025-11-25: the capability, taskSupport per tool, the errors. */
+	json_array_clear(m.msgs);
+	c = sb_mcp_client_new(srv, "unit", &sink);
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+		      "\"2025-11-25\",\"capabilities\":{}}}");
+	a = answer(&m, 1);
+	json_t *want = json_pack("{s:{}, s:{}, s:{s:{s:{}}}}", "list", "cancel", "requests", "tools", "call");
+	CHECK(json_equal(json_object_get(json_object_get(json_object_get(a, "result"), "capabilities"), "tasks"), want));
+	json_decref(want);
+	json_decref(a);
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+	a = answer(&m, 2);
+	size_t i;
+	json_t *tool;
+	unsigned optional = 0;
+	json_array_foreach(json_object_get(json_object_get(a, "result"), "tools"), i, tool) {
+		const char *ts = text_of(json_object_get(tool, "execution"), "taskSupport");
+		bool run = !strncmp(text_of(tool, "name"), "run_", 4);
+		CHECK(!strcmp(ts, run ? "optional" : "forbidden"));
+		optional += run;
+	}
+	CHECK(optional == 3);
+	json_decref(a);
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tasks/get\",\"params\":{\"taskId\":\"j_nope\"}}");
+	CHECK(error_says(&m, 3, -32602, "Failed to retrieve task: Task not found"));
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tasks/cancel\",\"params\":{}}");
+	CHECK(error_says(&m, 4, -32602, "needs \"taskId\""));
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tasks/list\",\"params\":{\"cursor\":\"c\"}}");
+	CHECK(error_says(&m, 5, -32602, "unknown cursor"));
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tasks/list\"}");
+	a = answer(&m, 6);
+	CHECK(json_array_size(json_object_get(json_object_get(a, "result"), "tasks")) == 0);
+	json_decref(a);
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"sandbox_status\","
+		      "\"task\":{}}}");
+	CHECK(error_says(&m, 7, -32601, "sandbox_status cannot run as a task"));
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":{\"name\":\"run_python\","
+		      "\"arguments\":{\"code\":\"1\"},\"task\":{\"ttl\":-1}}}");
+	CHECK(error_says(&m, 8, -32602, "\"ttl\""));
+	/* No runner: the run tool's sandbox error, as a plain result. */
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{\"name\":\"run_python\","
+		      "\"arguments\":{\"code\":\"1\"},\"task\":{\"ttl\":1000}}}");
+	a = answer(&m, 9);
+	json_t *res = json_object_get(a, "result");
+	CHECK(json_is_true(json_object_get(res, "isError")) && !json_object_get(res, "task"));
+	json_decref(a);
+	sb_mcp_client_free(c);
+
+	/* 2026-07-28: the extension in server/discover; task methods need it. */
+	json_array_clear(m.msgs);
+	c = sb_mcp_client_new(srv, "unit", &sink);
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\",\"params\":{" META "}}}");
+	a = answer(&m, 1);
+	CHECK(json_is_object(json_object_get(json_object_get(json_object_get(json_object_get(a, "result"), "capabilities"),
+							    "extensions"), "io.modelcontextprotocol/tasks")));
+	json_decref(a);
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tasks/get\",\"params\":{\"taskId\":\"j_x\"," META "}}}");
+	CHECK(error_says(&m, 2, -32021, "Missing required client capability"));
+	a = answer(&m, 2);
+	want = json_pack("{s:{s:{s:{}}}}", "requiredCapabilities", "extensions", "io.modelcontextprotocol/tasks");
+	CHECK(json_equal(json_object_get(json_object_get(a, "error"), "data"), want));
+	json_decref(want);
+	json_decref(a);
+#define EXT_META "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"," \
+	"\"io.modelcontextprotocol/clientCapabilities\":{\"extensions\":{\"io.modelcontextprotocol/tasks\":{}}}"
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tasks/get\",\"params\":{\"taskId\":\"j_x\"," EXT_META "}}}");
+	CHECK(error_says(&m, 3, -32602, "Task not found"));
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tasks/result\",\"params\":{\"taskId\":\"j_x\"," EXT_META "}}}");
+	CHECK(error_says(&m, 4, -32601, "not a method of protocol revision 2026-07-28"));
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tasks/list\",\"params\":{" EXT_META "}}}");
+	CHECK(error_says(&m, 5, -32601, "not a method of protocol revision 2026-07-28"));
+	sb_mcp_client_free(c);
+	sb_mcp_server_free(srv);
+	json_decref(m.msgs);
+	pthread_mutex_destroy(&m.lock);
+}
+
 int main(void)
 {
 	test_utf8();
@@ -651,5 +762,6 @@ int main(void)
 	test_long_client_name();
 	test_modern();
 	test_stream_ids();
+	test_tasks();
 	return check_summary();
 }
