@@ -395,6 +395,15 @@ class Shell:
         """x??: the source of x, or its docstring."""
         self._pinfo(line, True)
 
+    def show_usage(self):
+        """A bare `?`: what this cell understands."""
+        print("IPython and Sage REPL syntax here: x? and x?? for help, !cmd, x = !cmd, and the magics "
+              + ", ".join("%" + n[5:] for n in sorted(dir(self)) if n.startswith("line_")) + ", "
+              + ", ".join("%%" + n[5:] for n in sorted(dir(self)) if n.startswith("cell_")) + ".")
+
+    def set_next_input(self, text, replace=False):
+        """(IPython puts `x?`'s line back at the prompt; there is none here.)"""
+
     def line_psearch(self, line):
         """a*b?: the names of the namespace that match a wildcard."""
         import fnmatch
