@@ -259,11 +259,25 @@ def run_source(lang, code, glb, name=CELL):
     return run_cell(src, glb, name, repl=lambda: repl_source(lang, code, glb))
 
 
+# sympow's data cache, under DOT_SAGE: the sandbox's own writable space.
+# Its default, the host's world-writable /var/cache/sympow, stays out (it
+# would be a channel between sandboxes). sympow creates only the last level
+# (datafiles/le64): without DIR/datafiles it warns on every call ("failed to
+# create data bin package cache folder") and rebuilds its data.
+SYMPOW_CACHE = os.path.join("sympow", "datafiles")
+
+
 def prepare_dirs():
-    """HOME and DOT_SAGE exist (the backend starts us in the work dir)."""
+    """HOME, DOT_SAGE and sympow's cache exist (the backend starts us in
+    the work dir); every job inherits SYMPOW_PKGCACHEDIR."""
     for d in (os.environ.get("HOME"), os.environ.get("DOT_SAGE")):
         if d:
             os.makedirs(d, mode=0o700, exist_ok=True)
+    dot = os.environ.get("DOT_SAGE")
+    if dot and "SYMPOW_PKGCACHEDIR" not in os.environ:
+        cache = os.path.join(dot, SYMPOW_CACHE)
+        os.makedirs(cache, mode=0o700, exist_ok=True)
+        os.environ["SYMPOW_PKGCACHEDIR"] = os.path.dirname(cache)
 
 
 def set_job_argv():
