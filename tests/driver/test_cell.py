@@ -128,3 +128,15 @@ def test_sage_cell_display_and_semicolon():
     assert (status, out.strip(), err) == (0, "(x - 1) * (x + 1) * (x^2 + 1)", "")
     status, out, err = run(cell.sage_preparse("2^100;\n"), cell.sage_globals())
     assert (status, out, err) == (0, "", "")
+
+
+def test_prepare_dirs_gives_sympow_a_cache_of_the_sandboxs_own(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("DOT_SAGE", str(tmp_path / "dot-sage"))
+    monkeypatch.delenv("SYMPOW_PKGCACHEDIR", raising=False)
+    cell.prepare_dirs()
+    import os
+    want = str(tmp_path / "dot-sage" / "sympow")
+    # sympow makes only DIR/datafiles/le64
+    assert os.environ["SYMPOW_PKGCACHEDIR"] == want and os.path.isdir(want + "/datafiles")
+    assert (tmp_path / "home").is_dir()

@@ -602,3 +602,15 @@ def test_docker_rootful_endpoint_refused(docker_socket):
     finally:
         svc.terminate()
         svc.wait(timeout=30)
+
+
+def test_repl_syntax_and_sympow_cache_in_the_container():
+    # issue 25: IPython/Sage REPL syntax runs in the container's driver too
+    # (its IPython's transformer), and sympow's cache is the container's own
+    res, p = run_code("%time f = factor(2^128+1)\n!echo hi\nprint(EllipticCurve('11a').modular_degree())\n"
+                      "%display latex\nx^2/3\n", lang="sage", args=("--memory", "1g"))
+    assert res is not None and res["exit_code"] == 0, p
+    out = res["stdout"].splitlines()
+    assert out[0].startswith("CPU times: user ") and out[1].startswith("Wall time: "), res
+    assert out[2:] == ["hi", "1", "\\frac{1}{3} \\, x^{2}"], res
+    assert "WARNING" not in res["stderr"], res

@@ -11,3 +11,34 @@ def test_maxima_and_gap_via_ptys():
     # GAP and Sage together need more than the 256m default.
     r = run("print(maxima('1+1'))\nprint(gap('1+1'))\n", lang="sage", args=("--memory", "1g"), timeout=180)
     assert [l.strip() for l in r.out.splitlines() if l.strip()] == ["2", "2"], r
+
+
+def test_sympow_caches_its_data_in_the_sandbox():
+    # sympow's cache is the sandbox's own (under DOT_SAGE), so it neither
+    # warns that it cannot create one nor uses the host's /var/cache/sympow
+    r = run("E = EllipticCurve('11a')\nprint(E.modular_degree())\nprint(E.congruence_number())\n"
+            "import os\nd = os.environ['SYMPOW_PKGCACHEDIR']\n"
+            "print(d.startswith(os.environ['DOT_SAGE']), 'datafiles' in os.listdir(d))\n",
+            lang="sage", args=("--memory", "1g"), timeout=180)
+    assert r.rc == 0 and "WARNING" not in r.out + r.err, r
+    assert r.out.splitlines()[-3:] == ["1", "1", "True True"], r
+    assert "le64" in run("import os\nprint(os.listdir(os.environ['SYMPOW_PKGCACHEDIR'] + '/datafiles'))\n"
+                         "E = EllipticCurve('37a'); print(E.modular_degree())\n"
+                         "print(os.listdir(os.environ['SYMPOW_PKGCACHEDIR'] + '/datafiles'))",
+                         lang="sage", args=("--memory", "1g"), timeout=180).out.splitlines()[-1]
+
+
+def test_java_finds_its_configuration():
+    # Jmol (Sage's 3D viewer and 3D image saver) needs the JDK's /etc
+    # configuration (java.security); read-only, like every /etc entry
+    # (crypto.policy is set by java.security: listed only when it loaded)
+    r = run("java -XshowSettings:security:properties -version 2>&1 | grep -c '^ *crypto.policy='\n"
+            "echo x >> /etc/java-17-openjdk/security/java.security && echo WROTE\n",
+            lang="shell", args=("--memory", "2g"), timeout=120)
+    assert r.out.splitlines()[0] == "1" and "WROTE" not in r.out, r
+
+
+def test_jmol_saves_a_3d_plot():
+    r = run("sphere().save('s.png')\nimport os\nprint(open('s.png', 'rb').read(4) == b'\\x89PNG')\n",
+            lang="sage", args=("--memory", "2g"), timeout=300)
+    assert r.rc == 0 and r.out.splitlines()[-1:] == ["True"], r

@@ -13,13 +13,16 @@
 #include "sandbox/native/native.h"
 #include "util/fd.h"
 
-/* Host entries the sandbox may read, if the host has them. */
+/* Host entries the sandbox may read, if the host has them. The JDK's
+ * configuration (Debian links its conf/security/java.security, jvm.cfg, ...
+ * here; public policy files) is what Jmol, Sage's 3D viewer and 3D image
+ * saver, needs to start: without it, java.lang.InternalError. */
 static const char *const etc_binds[] = {
 	"alternatives", "ld.so.cache", "ld.so.conf",  "ld.so.conf.d", "localtime", "timezone",
 	"os-release",	"mime.types",  "protocols",   "services",     "ssl/certs", "ssl/openssl.cnf",
 	"ca-certificates", "fonts",    "matplotlibrc", "python3",     "python3.11", "python3.12",
 	"python3.13",	"R",	       "gprc",	       "inputrc",     "terminfo", "magic",
-	"magic.mime",
+	"magic.mime",	"java-17-openjdk", "java-21-openjdk",
 };
 
 static void write_new(const char *dir, const char *name, const char *content)

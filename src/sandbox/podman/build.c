@@ -2,7 +2,7 @@
  * image from Debian's sagemath package, built without root and without a
  * container registry:
  *
- *   mmdebstrap --mode=unshare --variant=apt --include=sagemath,python3 \
+ *   mmdebstrap --mode=unshare --variant=apt --include=sagemath,python3,singular-doc \
  *       SUITE - <apt sources> | podman import ... - TAG
  *
  * then a check that Sage runs in it the way sagebox runs it, and the tag.
@@ -111,12 +111,15 @@ int pm_image_build(const struct pm_self *pm, const struct sb_image_recipe *r)
 	mm[n++] = "--mode=unshare";
 	mm[n++] = "--variant=apt";
 	mm[n++] = "--format=tar";
-	mm[n++] = "--include=sagemath,python3";
+	/* singular-doc for Singular's info file: Sage's singular.<cmd>? help
+	 * reads it (the rest of that package, its HTML, is excluded below). */
+	mm[n++] = "--include=sagemath,python3,singular-doc";
 	mm[n++] = "--dpkgopt=path-exclude=/usr/share/man/*";
 	mm[n++] = "--dpkgopt=path-exclude=/usr/share/doc/*";
 	mm[n++] = "--dpkgopt=path-include=/usr/share/doc/*/copyright";
 	mm[n++] = "--dpkgopt=path-exclude=/usr/share/locale/*";
 	mm[n++] = "--dpkgopt=path-exclude=/usr/share/info/*";
+	mm[n++] = "--dpkgopt=path-include=/usr/share/info/singular.info";
 	mm[n++] = "--dpkgopt=path-exclude=/usr/share/lintian/*";
 	/* Java's postinst (jmol, a sagemath dependency) fails without the
 	 * man directories that path-exclude keeps from being created. */

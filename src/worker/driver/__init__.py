@@ -12,6 +12,8 @@
 # The modules, one concern each:
 #   cell      how a job's code runs: Sage preparse, last-expression display,
 #             the `;` rule, tracebacks, the job's argv
+#   magics    IPython and Sage REPL syntax (%time, %display, !cmd, x?) through
+#             IPython's own transformer, for a cell that does not compile
 #   channel   framing (length + JSON header + bytes) and moving a job's
 #             bytes between fds with splice(2), never through our memory
 #   confine   Landlock, prctl, rlimits, oom_score_adj: named constants

@@ -2,14 +2,16 @@
 worker's child: a shell script is exec'd; Sage code is preparsed as `sage
 -q file.sage` does (R.<x> = QQ[] works); when the last statement of a Sage
 or Python cell is a bare expression, its value is displayed as the REPL
-does (a graphic as a figure), and a trailing ';' suppresses that. Figures
-still open when the cell ends are sent too (figures.py)."""
+does (a graphic as a figure; text as Sage's %display says), and a trailing
+';' suppresses that. Figures still open when the cell ends are sent too
+(figures.py). A cell that does not compile is tried again with its IPython
+and Sage REPL syntax (%time, !cmd, x?) made Python (magics.py)."""
 import io
 import os
 import sys
 import tokenize
 
-from . import figures
+from . import figures, magics
 from .channel import write_all
 
 # The name of the job's code: in tracebacks, in linecache and as sys.argv[0]
@@ -58,27 +60,46 @@ def show(value):
     builtins._ = value
     if figures.display(value):
         return
-    sys.stdout.write(repr(value) + "\n")
+    text = magics.display_text(value)
+    sys.stdout.write((repr(value) if text is None else text) + "\n")
 
 
 def print_user_traceback():
     import traceback
     etype, value, tb = sys.exc_info()
+    if isinstance(value, magics.UsageError):
+        sys.stderr.write("UsageError: %s\n" % value)  # one line, as IPython says it
+        return
     # Skip the driver's own frames: show the user only their code (a
-    # session names each call's cell "<cell N>").
+    # session names each call's cell "<cell N>"), and not those of a magic
+    # that ran it (%time).
     while tb is not None and not tb.tb_frame.f_code.co_filename.startswith(CELL[:-1]):
         tb = tb.tb_next
-    traceback.print_exception(etype, value, tb)
+    te = traceback.TracebackException(etype, value, tb)
+    own = magics.Shell.system.__code__.co_filename
+    if any(f.filename == own for f in te.stack):
+        te.stack = traceback.StackSummary.from_list([f for f in te.stack if f.filename != own])
+    sys.stderr.write("".join(te.format()))
 
 
-def run_cell(src, glb, name=CELL, loc=None):
+def run_cell(src, glb, name=CELL, loc=None, repl=None):
     """Run src in glb. Returns the process exit status it asks for. With
     loc, the cell's own top-level names go there and glb is only read (as
-    exec's locals: a function the cell defines does not see them)."""
+    exec's locals: a function the cell defines does not see them). When
+    src does not compile, repl() gives it with its REPL syntax made Python
+    (or None: the error stands)."""
     import linecache
     linecache.cache[name] = (len(src), None, src.splitlines(True), name)
     try:
-        body, expr = compile_cell(src, name)
+        try:
+            body, expr = compile_cell(src, name)
+        except SyntaxError:
+            alt = repl() if repl is not None else None
+            if alt is None:
+                raise
+            src = alt
+            linecache.cache[name] = (len(src), None, src.splitlines(True), name)
+            body, expr = compile_cell(src, name)
         exec(body, glb, loc)
         if expr is not None:
             show(eval(expr, glb, loc))
@@ -213,11 +234,50 @@ def sage_preparse(src):
     return preparse_file(src)
 
 
+def repl_source(lang, code, glb):
+    """The cell with its IPython / Sage REPL syntax made Python, Sage
+    preparsed after that as Sage's REPL does, and get_ipython() in glb; or
+    None when it has no such syntax."""
+    alt = magics.transform(code)
+    if alt is None:
+        return None
+    magics.install(glb, lang)
+    return sage_preparse(alt) if lang == "sage" else alt
+
+
+def run_source(lang, code, glb, name=CELL):
+    """Run a Sage (preparsed) or Python cell in glb: run_cell, with its
+    REPL syntax when it has some."""
+    if lang == "sage":
+        try:
+            src = sage_preparse(code)
+        except Exception:
+            print_user_traceback()
+            return 1
+    else:
+        src = code
+    return run_cell(src, glb, name, repl=lambda: repl_source(lang, code, glb))
+
+
+# sympow's data cache, under DOT_SAGE: the sandbox's own writable space.
+# Its default, the host's world-writable /var/cache/sympow, stays out (it
+# would be a channel between sandboxes). sympow creates only the last level
+# (datafiles/le64): without DIR/datafiles it warns on every call ("failed to
+# create data bin package cache folder") and rebuilds its data.
+SYMPOW_CACHE = os.path.join("sympow", "datafiles")
+
+
 def prepare_dirs():
-    """HOME and DOT_SAGE exist (the backend starts us in the work dir)."""
+    """HOME, DOT_SAGE and sympow's cache exist (the backend starts us in
+    the work dir); every job inherits SYMPOW_PKGCACHEDIR."""
     for d in (os.environ.get("HOME"), os.environ.get("DOT_SAGE")):
         if d:
             os.makedirs(d, mode=0o700, exist_ok=True)
+    dot = os.environ.get("DOT_SAGE")
+    if dot and "SYMPOW_PKGCACHEDIR" not in os.environ:
+        cache = os.path.join(dot, SYMPOW_CACHE)
+        os.makedirs(cache, mode=0o700, exist_ok=True)
+        os.environ["SYMPOW_PKGCACHEDIR"] = os.path.dirname(cache)
 
 
 def set_job_argv():
@@ -225,6 +285,8 @@ def set_job_argv():
     (`-c once python` made argparse fail on 'unrecognized arguments')."""
     sys.argv = [CELL]
     sys.orig_argv = [sys.executable or "python3", CELL]
+    # (the job starts in its work dir: %run reads only files under it)
+    magics.workspace = os.getcwd()
 
 
 def run_code(lang, code, shell, make_sage_globals):
@@ -242,12 +304,6 @@ def run_code(lang, code, shell, make_sage_globals):
         glb = make_sage_globals()
         if glb is None:
             return 1
-        try:
-            src = sage_preparse(code)
-        except Exception:
-            print_user_traceback()
-            return 1
     else:
         glb = python_globals()
-        src = code
-    return run_cell(src, glb)
+    return run_source(lang, code, glb)

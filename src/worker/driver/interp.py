@@ -268,18 +268,9 @@ def run_code(lang, code, glb, n):
     in a Sage session is not), then run as a cell named after the call, so
     that tracebacks of functions defined in earlier calls show their own
     lines."""
-    name = "<cell %s>" % n
     if glb is None:
         return 1
-    if lang == "sage":
-        try:
-            src = cell.sage_preparse(code)
-        except Exception:
-            cell.print_user_traceback()
-            return 1
-    else:
-        src = code
-    return cell.run_cell(src, glb, name)
+    return cell.run_source(lang, code, glb, "<cell %s>" % n)
 
 
 class ShellInterp(Interp):

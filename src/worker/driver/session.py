@@ -38,7 +38,7 @@ import signal
 import sys
 import time
 
-from . import cell, confine, figures, files, procs
+from . import cell, confine, figures, files, magics, procs
 from .channel import Channel, Malformed
 from .interp import PyInterp, ShellInterp
 
@@ -128,6 +128,7 @@ class Controller:
             # Graphics become figures in every call (the interpreter, a
             # fork of this controller, inherits the hooks; figures.py).
             figures.install()
+            magics.load()  # IPython's transformer for %magics, once (magics.py)
         # The driver's own first-use costs (tokenize's regexes, the
         # compiler) are paid once here, not by every interpreter's first call.
         cell.run_cell("_sb = 1\n_sb\n", cell.python_globals(), "<cell 0>")

@@ -28,7 +28,7 @@ and the worker exits after it; the sandbox is discarded."""
 import os
 import sys
 
-from . import cell, confine, figures, memory
+from . import cell, confine, figures, magics, memory
 from .channel import Channel, Malformed, discard, pending, _splice
 from .janitor import Janitor
 from .procs import Procs, REAP_GRACE, exiting_status, is_exiting
@@ -186,6 +186,10 @@ class Worker:
                 self.import_error = traceback.format_exc()
         # Graphics become figures in every job (inherited by each child).
         figures.install()
+        # IPython's transformer for %magics and !cmd, loaded once here, not
+        # by every job that uses them (one job: only by a job that does)
+        if not self.one_job:
+            magics.load()
         # The driver's own first-use costs (tokenize's regexes, the
         # compiler) are paid here, not by each job's child.
         cell.run_cell("_sb = 1\n_sb\n", cell.python_globals())

@@ -1,0 +1,669 @@
+"""IPython and Sage REPL syntax in Sage and Python cells, as Sage's own REPL
+(IPython with Sage's preparser after IPython's transforms) takes it:
+%line and %%cell magics, !cmd and x = !cmd, x? and x??, and pasted
+`sage: ` / `>>> ` prompts.
+
+IPython's own transformer (IPython.core.inputtransformer2, which ships with
+Sage: IPython 8.5 beside Debian 12's Sage 9.5) turns that syntax into calls
+of get_ipython().run_line_magic(...), .run_cell_magic(...), .system(...)
+and .getoutput(...). A cell is transformed only when it does not compile as
+it is (that syntax is never valid Python), so plain code pays nothing; the
+transformer is loaded once in the warm worker and the session's controller
+(load()), before they fork. get_ipython() is Shell below: the magics that
+make sense in a sandbox, and a one-line UsageError saying why for those that
+do not (no network, no IPython kernel, nothing outside the workspace)."""
+import os
+import sys
+
+# Sage's prompt stripper (sage.repl.interpreter.SagePromptTransformer, an
+# IPython PromptStripper with this pattern), so a pasted doctest runs.
+SAGE_PROMPT = r'^(\s*(:?sage: |\.\.\.\.: ))+'
+
+_it2 = None    # IPython.core.inputtransformer2, or False: not found
+_text = None   # IPython.utils.text (DollarFormatter, SList)
+_tm = None     # the TransformerManager, with Sage's prompt stripper
+
+# The cell's work dir at the start of the job (stateless) or the session's
+# workspace: %run and %runfile read only files under it (set by cell.py).
+workspace = None
+
+
+class UsageError(Exception):
+    """A magic that cannot run here, said in one line (no traceback), as
+    IPython says its own UsageError."""
+
+
+def _load_ipython_file(rel, name):
+    """One module of IPython's, loaded from its file without importing the
+    IPython package (whose __init__ imports the terminal shell and
+    prompt_toolkit: ~250 ms; these modules import only the standard
+    library). Falls back to the ordinary import."""
+    import importlib.util
+    spec = importlib.util.find_spec("IPython")
+    if spec is None or not spec.origin:
+        return None
+    path = os.path.join(os.path.dirname(spec.origin), *rel.split("/"))
+    try:
+        s = importlib.util.spec_from_file_location(name, path)
+        mod = importlib.util.module_from_spec(s)
+        s.loader.exec_module(mod)
+        return mod
+    except Exception:
+        import importlib
+        return importlib.import_module("IPython." + rel[:-3].replace("/", "."))
+
+
+def load():
+    """Load IPython's transformer and text helpers (once; a process that
+    forks jobs calls this first). False when IPython is not installed."""
+    global _it2, _text, _tm
+    if _it2 is None:
+        try:
+            _it2 = _load_ipython_file("core/inputtransformer2.py", "_sagebox_ipython_it2")
+            _text = _load_ipython_file("utils/text.py", "_sagebox_ipython_text")
+        except Exception:
+            _it2 = None
+        if _it2 is None:
+            _it2 = False
+        else:
+            import re
+            _tm = _it2.TransformerManager()
+            _tm.cleanup_transforms.insert(0, _it2.PromptStripper(prompt_re=re.compile(SAGE_PROMPT)))
+            _tm.transform_cell("%time x?\n")  # its own first-use costs, paid here
+    return _it2 is not False
+
+
+def transform(code):
+    """The cell with its IPython syntax made Python, or None when it has
+    none (or IPython is missing)."""
+    if not load():
+        return None
+    try:
+        out = _tm.transform_cell(code)
+    except Exception:
+        return None
+    return None if out.rstrip("\n") == code.rstrip("\n") else out
+
+
+def install(glb, lang):
+    """Give the cell's namespace get_ipython(), as IPython's user namespace
+    has it."""
+    shell = getattr(glb.get("get_ipython"), "__self__", None)
+    if not isinstance(shell, Shell) or shell.glb is not glb:
+        shell = Shell(glb, lang)
+        glb["get_ipython"] = shell.get_ipython
+    shell.lang = lang  # (a session's Python call in a Sage session)
+
+
+# -- formatting as IPython's execution magics do
+
+def format_time(t, precision=3):
+    """IPython's _format_time: 1.23 ms, 4.5 s, 1min 3s."""
+    import math
+    if t >= 60.0:
+        parts, left = [], t
+        for suffix, length in (("d", 86400), ("h", 3600), ("min", 60), ("s", 1)):
+            value = int(left / length)
+            if value > 0:
+                left = left % length
+                parts.append("%d%s" % (value, suffix))
+            if left < 1:
+                break
+        return " ".join(parts)
+    units = ["s", "ms", "\xb5s", "ns"]
+    order = min(-int(math.floor(math.log10(t)) // 3), 3) if t > 0.0 else 3
+    return "%.*g %s" % (precision, t * (1, 1e3, 1e6, 1e9)[order], units[order])
+
+
+def _opts(line, spec):
+    """A magic's leading options, as IPython's parse_options takes them
+    (spec as getopt's: "n:r:q"): (options, the rest of the line as
+    written)."""
+    takes = {c: spec[i + 1:i + 2] == ":" for i, c in enumerate(spec) if c != ":"}
+    rest, opts = line.lstrip(), {}
+    while rest[:1] == "-" and rest[1:2].isalpha():
+        word, _, rest = rest.partition(" ")
+        rest = rest.lstrip()
+        i = 1
+        while i < len(word):
+            c = word[i]
+            if c not in takes:
+                raise UsageError("option -%s not recognized (here: %s)"
+                                 % (c, " ".join("-" + k for k in takes)))
+            if not takes[c]:
+                opts[c] = ""
+                i += 1
+                continue
+            value = word[i + 1:]
+            if not value:
+                value, _, rest = rest.partition(" ")
+                rest = rest.lstrip()
+                if not value:
+                    raise UsageError("option -%s needs a value" % c)
+            opts[c] = value
+            break
+    return opts, rest
+
+
+class SList(list):
+    """The lines of x = !cmd: IPython's SList (.n .s .l .grep ...) when
+    IPython is there."""
+
+
+class Shell:
+    """What get_ipython() returns in a cell: the magics this sandbox runs."""
+
+    def __init__(self, glb, lang):
+        self.glb, self.lang = glb, lang
+
+    def get_ipython(self):
+        return self
+
+    # -- code in the user's namespace
+    def _source(self, code):
+        """Sage code preparsed as Sage's REPL does it inside %time and
+        %timeit (its shell.transform_cell: IPython's transforms, then
+        Sage's preparser)."""
+        alt = transform(code)
+        if alt is not None:
+            code = alt
+        if self.lang == "sage":
+            from sage.repl.preparse import preparse
+            code = preparse(code)
+        return code
+
+    def _name(self, code):
+        """A cell-like name for code a magic runs, in linecache, so that
+        its traceback shows the user's lines."""
+        import linecache
+        name = "<cell magic %d>" % len(linecache.cache)
+        linecache.cache[name] = (len(code), None, code.splitlines(True), name)
+        return name
+
+    def _split_last(self, code, name):
+        """(body, expr): as IPython's %time, an expression alone or a last
+        expression is evaluated and returned (the cell displays it)."""
+        import ast
+        tree = compile(code, name, "exec", ast.PyCF_ONLY_AST)
+        if tree.body and isinstance(tree.body[-1], ast.Expr):
+            from .cell import ends_with_semicolon
+            last = tree.body.pop()
+            if not ends_with_semicolon(code):
+                return tree, ast.Expression(last.value)
+            tree.body.append(last)
+        return tree, None
+
+    # -- the transformer's entry points
+    def run_line_magic(self, magic_name, line, _stack_depth=1):
+        fn = getattr(self, "line_" + magic_name, None)
+        if fn is None:
+            self._refuse("%", magic_name, "Line")
+        return fn(line)
+
+    def run_cell_magic(self, magic_name, line, cell):
+        fn = getattr(self, "cell_" + magic_name, None)
+        if fn is None:
+            self._refuse("%%", magic_name, "Cell")
+        return fn(line, cell)
+
+    def _refuse(self, prefix, name, kind):
+        why = REFUSED.get(name)
+        if why is not None:
+            raise UsageError("%s%s: %s" % (prefix, name, why))
+        have = sorted(n[len(kind) + 1:] for n in dir(self) if n.startswith(kind.lower() + "_"))
+        raise UsageError("%s magic function `%s%s` not found (here: %s)."
+                         % (kind, prefix, name, ", ".join(prefix + n for n in have)))
+
+    def _expand(self, cmd, depth):
+        """$name and {expr} from the user's names (and the calling
+        function's), as IPython's var_expand; left as is when they do not
+        expand."""
+        if not _text:
+            return cmd
+        ns = dict(self.glb)
+        try:
+            ns.update(sys._getframe(depth + 1).f_locals)
+        except ValueError:
+            pass
+        try:
+            return _text.DollarFormatter().vformat(cmd, args=[], kwargs=ns)
+        except Exception:
+            return cmd
+
+    def system(self, cmd):
+        """!cmd: run in the sandbox by $SHELL (or /bin/sh) with the cell's
+        stdout and stderr; its status in _exit_code (-N for signal N)."""
+        import subprocess
+        cmd = self._expand(cmd, 1)
+        for f in (sys.stdout, sys.stderr):
+            f.flush()
+        try:
+            ec = subprocess.call(cmd, shell=True, executable=os.environ.get("SHELL") or None)
+        except KeyboardInterrupt:
+            sys.stderr.write("\nKeyboardInterrupt\n")
+            ec = -2
+        if ec > 128:
+            ec = -(ec - 128)
+        self.glb["_exit_code"] = ec
+
+    def getoutput(self, cmd, split=True, depth=0):
+        """x = !cmd: its output (stdout and stderr) as a list of lines."""
+        import subprocess
+        cmd = self._expand(cmd, depth + 1)
+        for f in (sys.stdout, sys.stderr):
+            f.flush()
+        p = subprocess.run(cmd, shell=True, executable=os.environ.get("SHELL") or None,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        out = p.stdout.decode("utf-8", "replace")
+        if not split:
+            return out
+        return (_text.SList if _text else SList)(out.splitlines())
+
+    # -- %time, %timeit, %prun
+    def _time(self, code):
+        import time
+        t0 = time.perf_counter()
+        src = self._source(code)
+        name = self._name(src)
+        tree, expr = self._split_last(src, name)
+        body = compile(tree, name, "exec") if tree.body else None
+        expr = compile(expr, name, "eval") if expr is not None else None
+        tc = time.perf_counter() - t0
+        value = None
+        c0, w0 = os.times(), time.perf_counter()
+        if body is not None:
+            exec(body, self.glb)
+        if expr is not None:
+            value = eval(expr, self.glb)
+        w1, c1 = time.perf_counter(), os.times()
+        user, system = c1.user - c0.user, c1.system - c0.system
+        print("CPU times: user %s, sys: %s, total: %s"
+              % (format_time(user), format_time(system), format_time(user + system)))
+        print("Wall time: %s" % format_time(w1 - w0))
+        if tc > 0.1:
+            print("Compiler : %s" % format_time(tc))
+        return value
+
+    def line_time(self, line):
+        """Time one statement or expression (its value is the cell's)."""
+        return self._time(line)
+
+    def cell_time(self, line, cell):
+        """Time the cell; a last expression is its value, as in IPython."""
+        return self._time(cell)
+
+    def _timeit(self, line, cell=None):
+        import math
+        import time
+        import timeit
+        opts, stmt = _opts(line, "n:r:qop:")
+        setup = "pass"
+        if cell is not None:
+            setup, stmt = (stmt or "pass"), cell
+        if not stmt.strip():
+            raise UsageError("%timeit needs a statement to time")
+        try:
+            number = int(opts.get("n", 0))
+            repeat = int(opts.get("r", 7))
+            precision = int(opts.get("p", 3))
+        except ValueError as e:
+            raise UsageError(str(e))
+        t0 = time.perf_counter()
+        timer = timeit.Timer(self._source(stmt), self._source(setup), time.perf_counter,
+                             globals=self.glb)
+        tc = time.perf_counter() - t0
+        if number <= 0:
+            # as IPython: the first power of 10 that takes at least 0.2 s
+            for i in range(10):
+                number = 10 ** i
+                if timer.timeit(number) >= 0.2:
+                    break
+        runs = [t / number for t in timer.repeat(max(repeat, 1), number)]
+        mean = sum(runs) / len(runs)
+        std = math.sqrt(sum((t - mean) ** 2 for t in runs) / len(runs))
+        if "q" not in opts:
+            best, worst = min(runs), max(runs)
+            if worst > 4 * best and best > 0 and worst > 1e-6:
+                print("The slowest run took %0.2f times longer than the fastest. This could mean "
+                      "that an intermediate result is being cached." % (worst / best))
+            print("%s \xb1 %s per loop (mean \xb1 std. dev. of %d run%s, %s loop%s each)"
+                  % (format_time(mean, precision), format_time(std, precision), len(runs),
+                     "" if len(runs) == 1 else "s", "{:,}".format(number), "" if number == 1 else "s"))
+            if tc > 0.1:
+                print("Compiler time: %.2f s" % tc)
+        return runs if "o" in opts else None
+
+    def line_timeit(self, line):
+        """%timeit [-n N -r R -q -o -p P] statement: IPython's timings."""
+        return self._timeit(line)
+
+    def cell_timeit(self, line, cell):
+        """%%timeit [options] [setup]: time the cell's body."""
+        return self._timeit(line, cell)
+
+    def _prun(self, line, cell=None):
+        import cProfile
+        import pstats
+        opts, stmt = _opts(line, "s:l:q")
+        if cell is not None:
+            stmt = cell
+        prof = cProfile.Profile()
+        try:
+            src = self._source(stmt)
+            prof.runctx(compile(src, self._name(src), "exec"), self.glb, self.glb)
+        finally:
+            if "q" not in opts:
+                stats = pstats.Stats(prof, stream=sys.stdout)
+                stats.sort_stats(opts.get("s", "time"))
+                limit = opts.get("l")
+                try:
+                    stats.print_stats(*([int(limit)] if limit else []))
+                except ValueError:
+                    stats.print_stats(limit)
+
+    def line_prun(self, line):
+        """Profile a statement (cProfile), sorted by internal time."""
+        return self._prun(line)
+
+    def cell_prun(self, line, cell):
+        """Profile the cell's body."""
+        return self._prun(line, cell)
+
+    # -- help
+    def _pinfo(self, name, source):
+        name = name.strip()
+        if name.startswith("%"):
+            fn = (getattr(self, "cell_" + name[2:], None) if name.startswith("%%")
+                  else getattr(self, "line_" + name[1:], None))
+            print(fn.__doc__ if fn is not None else "Object `%s` not found." % name)
+            return
+        try:
+            obj = eval(name, self.glb)
+        except Exception:
+            print("Object `%s` not found." % name)
+            return
+        for label, text in _info(obj, source, self.lang == "sage"):
+            if text:
+                print("%s:%s%s" % (label, "\n" if "\n" in text or label in ("Docstring", "Source") else " ",
+                                   text.rstrip("\n")))
+
+    def line_pinfo(self, line):
+        """x?: the docstring, signature, type and file of x."""
+        self._pinfo(line, False)
+
+    def line_pinfo2(self, line):
+        """x??: the source of x, or its docstring."""
+        self._pinfo(line, True)
+
+    def show_usage(self):
+        """A bare `?`: what this cell understands."""
+        print("IPython and Sage REPL syntax here: x? and x?? for help, !cmd, x = !cmd, and the magics "
+              + ", ".join("%" + n[5:] for n in sorted(dir(self)) if n.startswith("line_")) + ", "
+              + ", ".join("%%" + n[5:] for n in sorted(dir(self)) if n.startswith("cell_")) + ".")
+
+    def set_next_input(self, text, replace=False):
+        """(IPython puts `x?`'s line back at the prompt; there is none here.)"""
+
+    def line_psearch(self, line):
+        """a*b?: the names of the namespace that match a wildcard."""
+        import fnmatch
+        pattern = line.split()[0] if line.split() else "*"
+        for n in sorted(k for k in self.glb if fnmatch.fnmatchcase(k, pattern)):
+            print(n)
+
+    # -- Sage's %display
+    def line_display(self, line):
+        """%display [plain|latex|ascii_art [width]|unicode_art [width]|default]:
+        how the cell's value is shown from now on (Sage's magic; in a
+        session it lasts, as in Sage's REPL)."""
+        if self.lang != "sage":
+            raise UsageError("%display is Sage's magic: it needs a Sage cell")
+        from sage.repl.rich_output import get_display_manager
+        dm = get_display_manager()
+        args = line.split()
+        if not args:
+            print(dm.preferences)
+            return
+        arg0 = args[0]
+        # the logic of sage.repl.ipython_extension.SageMagics.display
+        if arg0 == "simple":
+            dm.preferences.text = "plain"
+        elif arg0 == "typeset":
+            dm.preferences.text = "latex"
+        elif arg0 in ("ascii_art", "unicode_art") and len(args) > 1:
+            try:
+                width = int(args[1])
+            except ValueError:
+                width = 0
+            if width <= 0:
+                raise ValueError("max width must be a positive integer")
+            import sage.typeset.character_art as character_art
+            character_art.MAX_WIDTH = width
+            dm.preferences.text = arg0
+        elif arg0 in ("default", "None"):
+            for option in map(str, dm.preferences.available_options()):
+                delattr(dm.preferences, option)
+        elif arg0 in map(str, dm.preferences.available_options()) and len(args) <= 2:
+            if len(args) == 1:
+                print(getattr(dm.preferences, arg0))
+            elif args[1] in ("default", "None"):
+                delattr(dm.preferences, arg0)
+            else:
+                try:
+                    setattr(dm.preferences, arg0, args[1])
+                except ValueError as err:
+                    print(err)
+        else:
+            try:
+                dm.preferences.text = arg0
+            except ValueError as err:
+                print(err)
+
+    # -- files and the environment
+    def _workspace_file(self, path):
+        if not path:
+            raise UsageError("a file name is needed")
+        real = os.path.realpath(path)
+        base = os.path.realpath(workspace or os.getcwd())
+        if os.path.commonpath([real, base]) != base:
+            raise UsageError("%s is outside the workspace (%s): only the workspace's files can be run here"
+                             % (path, base))
+        if not os.path.isfile(real):
+            raise UsageError("%s: no such file in the workspace" % path)
+        return real
+
+    def line_run(self, line):
+        """%run [-i] file.py|file.sage [args]: run a workspace file as a
+        script (its names then join the cell's; -i: in the cell's names)."""
+        import shlex
+        opts, rest = _opts(line, "i")
+        try:
+            words = shlex.split(rest)
+        except ValueError as e:
+            raise UsageError(str(e))
+        path = self._workspace_file(words[0] if words else "")
+        with open(path, encoding="utf-8") as f:
+            code = f.read()
+        if path.endswith(".sage"):
+            if self.lang != "sage":
+                raise UsageError("%s is Sage code: run it from a Sage cell" % words[0])
+            from sage.repl.preparse import preparse_file
+            code = preparse_file(code)
+        if "i" in opts:
+            ns = self.glb
+        else:
+            from .cell import sage_globals, python_globals
+            ns = sage_globals() if self.lang == "sage" else python_globals()
+            ns["__file__"] = path
+        argv = sys.argv
+        sys.argv = words
+        try:
+            exec(compile(code, path, "exec"), ns)
+        except SystemExit as e:
+            if e.code not in (None, 0):
+                raise
+        finally:
+            sys.argv = argv
+            if ns is not self.glb:
+                self.glb.update((k, v) for k, v in ns.items() if not k.startswith("__"))
+
+    def line_runfile(self, line):
+        """%runfile file: Sage's load() of a workspace file."""
+        path = self._workspace_file(line.strip())
+        if self.lang != "sage":
+            raise UsageError("%runfile is Sage's magic: it needs a Sage cell")
+        from sage.repl.load import load
+        load(path, self.glb)
+
+    def cell_writefile(self, line, cell):
+        """%%writefile [-a] file: write (or append) the cell's body."""
+        opts, name = _opts(line, "a")
+        name = name.strip()
+        if not name:
+            raise UsageError("%%writefile needs a file name")
+        exists = os.path.exists(name)
+        print("%s %s" % ("Appending to" if "a" in opts else ("Overwriting" if exists else "Writing"), name))
+        with open(name, "a" if "a" in opts else "w", encoding="utf-8") as f:
+            f.write(cell)
+
+    def _script(self, argv, cell):
+        import subprocess
+        for f in (sys.stdout, sys.stderr):
+            f.flush()
+        subprocess.run(argv, input=cell.encode("utf-8"))
+
+    def cell_bash(self, line, cell):
+        """%%bash: the cell's body, run by bash in the sandbox."""
+        self._script(["bash"], cell)
+
+    def cell_sh(self, line, cell):
+        """%%sh: the cell's body, run by sh in the sandbox."""
+        self._script(["sh"], cell)
+
+    def line_cd(self, line):
+        """%cd DIR: change the working directory (printed, as IPython)."""
+        path = os.path.expanduser(line.strip() or "~")
+        try:
+            os.chdir(path)
+        except OSError as e:
+            raise UsageError("%cd: " + str(e))
+        print(os.getcwd())
+
+    def line_pwd(self, line):
+        """%pwd: the working directory."""
+        return os.getcwd()
+
+    def line_env(self, line):
+        """%env, %env VAR, %env VAR=value (or VAR value)."""
+        line = line.strip()
+        if not line:
+            return dict(os.environ)
+        if "=" in line or " " in line:
+            sep = "=" if "=" in line else " "
+            k, _, v = line.partition(sep)
+            os.environ[k.strip()] = v.strip()
+            print("env: %s=%s" % (k.strip(), v.strip()))
+            return None
+        if line not in os.environ:
+            raise UsageError("Environment does not have key: %s" % line)
+        return os.environ[line]
+
+    def line_matplotlib(self, line):
+        """%matplotlib [inline]: nothing to do, figures are always shown."""
+        return None
+
+
+# Magics that do not run here, and why (one line each: the cell fails with it).
+REFUSED = {
+    "pip": "installing packages is not possible here: the sandbox has no network",
+    "conda": "installing packages is not possible here: the sandbox has no network",
+    "mamba": "installing packages is not possible here: the sandbox has no network",
+    "load_ext": "there is no IPython shell here to load an extension into: import the module instead",
+    "reload_ext": "there is no IPython shell here: import the module instead",
+    "unload_ext": "there is no IPython shell here: import the module instead",
+    "config": "there is no IPython shell here to configure",
+    "attach": "attach reloads files between REPL inputs, which do not exist here: use load('file')",
+    "load": "%load puts a file into the next REPL input, which does not exist here: use load('file') or %run",
+    "edit": "there is no editor or terminal here",
+    "debug": "there is no terminal here to debug in",
+    "pdb": "there is no terminal here to debug in",
+    "history": "there is no REPL history here",
+    "gui": "there is no display here: figures are sent as PNGs",
+    "qtconsole": "there is no display here",
+    "connect_info": "there is no IPython kernel here",
+    "logstart": "there is no REPL log here",
+    "cython": "compiling Cython needs a compiler and a writable Sage tree, which the sandbox does not give",
+    "fortran": "compiling Fortran needs a compiler, which the sandbox does not give",
+}
+
+
+def _info(obj, source, sage):
+    """(label, text) pairs for x? and x??: as IPython's inspector, with
+    Sage's sageinspect for Sage objects (Cython functions keep their
+    signatures and sources there)."""
+    import inspect
+    doc = sig = src = path = None
+    if sage:
+        from sage.misc import sageinspect
+        try:
+            doc = sageinspect.sage_getdoc(obj)
+        except Exception:
+            doc = None
+        try:
+            sig = sageinspect.sage_getdef(obj)
+            if sig is not None:
+                sig = getattr(obj, "__name__", "") + sig
+        except Exception:
+            sig = None
+        if source:
+            try:
+                src = sageinspect.sage_getsource(obj)
+            except Exception:
+                src = None
+        try:
+            path = sageinspect.sage_getfile(obj) or None
+        except Exception:
+            path = None
+    else:
+        doc = inspect.getdoc(obj)
+        try:
+            sig = getattr(obj, "__name__", "") + str(inspect.signature(obj))
+        except (TypeError, ValueError):
+            sig = None
+        if source:
+            try:
+                src = inspect.getsource(obj)
+            except (TypeError, OSError):
+                src = None
+        try:
+            path = inspect.getfile(obj)
+        except TypeError:
+            path = None
+    out = [("Signature", sig)]
+    if src:
+        out.append(("Source", src))
+    else:
+        out.append(("Docstring", doc or "<no docstring>"))
+    out += [("File", path), ("Type", type(obj).__name__)]
+    return out
+
+
+def display_text(value):
+    """The text of a cell's value under Sage's %display preference (latex:
+    its LaTeX, ascii_art, unicode_art), or None: its repr."""
+    dm_mod = sys.modules.get("sage.repl.rich_output.display_manager")
+    if dm_mod is None:
+        return None
+    want = dm_mod.get_display_manager().preferences.text
+    if want in (None, "plain"):
+        return None
+    if want == "latex":
+        from sage.misc.latex import latex
+        return str(latex(value))
+    if want == "ascii_art":
+        from sage.typeset.ascii_art import ascii_art
+        return str(ascii_art(value))
+    if want == "unicode_art":
+        from sage.typeset.unicode_art import unicode_art
+        return str(unicode_art(value))
+    return None
