@@ -1,17 +1,17 @@
 // Shared helpers for the `sagebox mcp --http` tests: start a server on a
 // free loopback port (its URL read from its stderr), tokens, raw requests
-// with the 2026-07-28 headers; process checks come from tests/lib/procs.js.
+// with the 2026-07-28 headers; process checks come from tests/lib/procs.mjs.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import assert from 'node:assert/strict';
 
-import { BIN, sleep } from '../lib/procs.js';
+import { BIN, sleep } from '../lib/procs.mjs';
 
 export {
   BIN, TOOL_NAMES, sleep, textOf, processesWith, waitFor, uniqueMarker, markedSleep,
-} from '../lib/procs.js';
+} from '../lib/procs.mjs';
 export const MODERN = '2026-07-28';
 
 export function tempDir(tag) {

@@ -1,5 +1,5 @@
 // Shared helpers for the `sagebox mcp` tests: an SDK client over stdio, a
-// raw line-level client, and (from tests/lib/procs.js) where the binary is
+// raw line-level client, and (from tests/lib/procs.mjs) where the binary is
 // and process checks.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -9,11 +9,11 @@ import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
-import { BIN, sleep } from '../lib/procs.js';
+import { BIN, sleep } from '../lib/procs.mjs';
 
 export {
   BIN, TOOL_NAMES, sleep, textOf, processesWith, waitFor, waitGone, waitPresent, uniqueMarker, markedSleep,
-} from '../lib/procs.js';
+} from '../lib/procs.mjs';
 export const REVISIONS = ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'];
 export const LATEST = '2025-11-25';
 
