@@ -290,13 +290,35 @@ int nat_cgroup_open_job(const struct nat_cgroup *cg)
 	return open(path, O_WRONLY | O_CLOEXEC);
 }
 
+/* The pid namespace a pid is counted in: a cgroup directory is shared by
+ * every namespace, a pid is not. 0 when it cannot be read. */
+static unsigned long own_pidns(void)
+{
+	struct stat st;
+	return stat("/proc/self/ns/pid", &st) == 0 ? (unsigned long)st.st_ino : 0;
+}
+
 static void name_new(char *out, size_t n)
 {
-	snprintf(out, n, "sagebox.%ld.%u", (long)getpid(), atomic_fetch_add(&cg_counter, 1));
+	snprintf(out, n, "sagebox.%ld.%u.%lu", (long)getpid(), atomic_fetch_add(&cg_counter, 1), own_pidns());
+}
+
+/* "sagebox.<pid>.<n>.<pid namespace>", or an older sagebox's
+ * "sagebox.<pid>.<n>" (its namespace unknown: *ns is 0). */
+static bool parse_name(const char *s, long *pid, unsigned long *ns)
+{
+	unsigned n;
+	int end = 0;
+	if (sscanf(s, "sagebox.%ld.%u.%lu%n", pid, &n, ns, &end) == 3 && s[end] == '\0')
+		return *pid > 0;
+	end = 0;
+	*ns = 0;
+	return sscanf(s, "sagebox.%ld.%u%n", pid, &n, &end) == 2 && s[end] == '\0' && *pid > 0;
 }
 
 /* Remove the empty cgroups of sagebox processes that died without wait()
- * (killed with SIGKILL): "sagebox.<pid>.<n>" whose <pid> is gone. rmdir of
+ * (killed with SIGKILL): "sagebox.<pid>.<n>.<ns>" of our pid namespace
+ * whose <pid> is gone. rmdir of
  * a cgroup with processes fails, so nothing running is touched. */
 static void gc_stale(const char *base)
 {
@@ -306,10 +328,16 @@ static void gc_stale(const char *base)
 	struct dirent *e;
 	char path[PATH_MAX];
 	static const char *const sub[] = {"/job", "/main", ""}; /* children first */
+	unsigned long mine = own_pidns();
 	while ((e = readdir(d))) {
 		long pid;
-		unsigned n;
-		if (sscanf(e->d_name, "sagebox.%ld.%u", &pid, &n) != 2 || pid <= 0 || pid == (long)getpid())
+		unsigned long ns;
+		if (!parse_name(e->d_name, &pid, &ns) || pid == (long)getpid())
+			continue;
+		/* Another pid namespace's sagebox (a container, fresh-check's root)
+		 * shares this directory: its pid means nothing here, and kill()
+		 * would find it "gone" and remove its idle job cgroup under it. */
+		if (ns != 0 && ns != mine)
 			continue;
 		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
 			continue;
