@@ -90,6 +90,12 @@ static void test_idscan(void)
 	CHECK(!(id = scan("{\"id\":{\"a\":1}}")));
 	CHECK(!(id = scan("[{\"id\":1}]")));
 	CHECK(!(id = scan("{\"idx\":1,\"xid\":2}")));
+	/* Two ids: neither is taken. Another key after the id is fine. */
+	CHECK(!(id = scan("{\"id\":1,\"method\":\"x\",\"id\":2}")));
+	CHECK(!(id = scan("{\"id\":\"a\",\"id\":\"a\"}")));
+	id = scan("{\"id\":8,\"params\":{\"id\":9},\"x\":1e999}");
+	CHECK(json_is_integer(id) && json_integer_value(id) == 8);
+	json_decref(id);
 }
 
 static int kind_of(const char *line, int *code, json_t **id)
@@ -126,8 +132,18 @@ static void test_jsonrpc(void)
 		      SB_RPC_INVALID && code == SB_RPC_INVALID_PARAMS);
 	json_decref(id);
 	CHECK(kind_of("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"a\",\"method\":\"b\"}", &code, &id) ==
-		      SB_RPC_INVALID && code == SB_RPC_PARSE_ERROR);
+		      SB_RPC_INVALID && code == SB_RPC_PARSE_ERROR && json_integer_value(id) == 5);
 	json_decref(id);
+	/* Issue 24: parse errors answer with the id when it can be found. */
+	CHECK(kind_of("{\"jsonrpc\":\"2.0\",\"id\":7001,\"method\":\"tools/call\",\"params\":{\"name\":\"job_output\","
+		      "\"arguments\":{\"job_id\":\"j_x\",\"offset\":9223372036854775808}}}", &code, &id) == SB_RPC_INVALID &&
+	      code == SB_RPC_PARSE_ERROR && json_integer_value(id) == 7001);
+	json_decref(id);
+	CHECK(kind_of("{\"jsonrpc\":\"2.0\",\"id\":\"r-1\",\"method\":\"x\",\"params\":{\"a\":1e999}}", &code, &id) ==
+		      SB_RPC_INVALID && code == SB_RPC_PARSE_ERROR && !strcmp(json_string_value(id), "r-1"));
+	json_decref(id);
+	CHECK(kind_of("{\"jsonrpc\":\"2.0\",\"id\":1,\"id\":2,\"method\":\"x\"}", &code, &id) == SB_RPC_INVALID &&
+	      code == SB_RPC_PARSE_ERROR && !id);
 	CHECK(kind_of("{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"x\",\"p\":\"\xff\"}", &code, &id) == SB_RPC_INVALID &&
 	      code == SB_RPC_PARSE_ERROR && json_integer_value(id) == 6);
 	json_decref(id);
