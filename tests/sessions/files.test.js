@@ -56,6 +56,19 @@ describe('workspace paths', () => {
     assert.equal((await ok(c, 'file_read', { session_id: sid, path: 'sub/up_in' })).text, '[/work/sub/up_in: 7 bytes]\ninside\n');
   });
 
+  test('a name that is not UTF-8 is listed escaped, names the file again, and leaves the session alive', async () => {
+    // Issue 24: file_list of such a name broke the session's frames ("frame
+    // header is not a JSON object") and the session was gone with its state.
+    await ok(c, 'run_python', { session_id: sid, code: 'import os\nos.mkdir("odd")\nopen(b"/work/odd/\\xff\\xfe-latin1", "wb").write(b"latin\\n")\nkept = 41' });
+    const l = await ok(c, 'file_list', { session_id: sid, path: 'odd' });
+    assert.deepEqual(l.s.entries.map((e) => e.name), ['\\xff\\xfe-latin1']);
+    const r = await ok(c, 'file_read', { session_id: sid, path: 'odd/\\xff\\xfe-latin1' });
+    assert.equal(r.text, '[/work/odd/\\xff\\xfe-latin1: 6 bytes]\nlatin\n');
+    await ok(c, 'file_write', { session_id: sid, path: 'odd/\\xff\\xfe-latin1', content: 'again\n' });
+    assert.equal(await out(c, sid, 'python', 'print(os.listdir(b"odd"), open(b"odd/\\xff\\xfe-latin1").read().strip(), kept + 1)'),
+      "[b'\\xff\\xfe-latin1'] again 42\n");
+  });
+
   test('every escape is refused: .., absolute outside /work, symlinks out', async () => {
     const bad = [
       ['../tmp/secret', /contains '\.\.'/],
