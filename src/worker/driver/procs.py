@@ -128,20 +128,23 @@ def tree(roots):
 
 def kill_until_gone(victims, deadline_s=2.0):
     """SIGKILL what victims() names, again and again until it names none
-    not yet killed (what they forked meanwhile), for at most deadline_s."""
+    not yet killed (what they forked meanwhile), for at most deadline_s.
+    Returns (the pids killed, whether it got to the end in time)."""
     import signal
     killed = set()
     deadline = time.monotonic() + deadline_s
-    while time.monotonic() < deadline:
+    while True:
         new = [p for p in victims() if p > 1 and p != os.getpid() and p not in killed]
         if not new:
-            return
+            return killed, True
         for p in new:
             try:
                 os.kill(p, signal.SIGKILL)
             except ProcessLookupError:
                 pass
             killed.add(p)
+        if time.monotonic() > deadline:
+            return killed, False
 
 
 def in_session(sid):
@@ -227,22 +230,11 @@ class Procs:
         subreaper subtree), not by process group. Once SIGKILLed, a process
         can neither fork nor run code again. Returns None, or what went
         wrong (the worker must then retire)."""
-        import signal
-        exempt = {1, os.getpid(), *exempt}
-        killed = set()
+        exempt = set(exempt)
         deadline = time.monotonic() + REAP_GRACE
-        while True:
-            new = [p for p in self.pids() if p not in exempt and p not in killed]
-            if not new:
-                break
-            for p in new:
-                try:
-                    os.kill(p, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                killed.add(p)
-            if time.monotonic() > deadline:
-                return "processes of a job could not be killed"
+        killed, done = kill_until_gone(lambda: [p for p in self.pids() if p not in exempt], REAP_GRACE)
+        if not done:
+            return "processes of a job could not be killed"
         waiting = {p for p in killed if wait_for(p)}
         while waiting:
             self.reap()
