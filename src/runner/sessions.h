@@ -90,7 +90,7 @@ int sb_session_run(struct sb_sessions *ss, const char *owner, const char *id, co
 int sb_session_write(struct sb_sessions *ss, const char *owner, const char *id, const char *path, const void *data,
 		     size_t n, bool append, json_t **reply, struct sb_error *err);
 /* Bytes [offset, offset + length) of a regular file to fn in chunks;
- * meta: {path, size, mtime}. */
+ * meta: {path, size, mtime}. Length 0 reads nothing: only the meta. */
 int sb_session_read(struct sb_sessions *ss, const char *owner, const char *id, const char *path, uint64_t offset,
 		    uint64_t length, int (*fn)(void *ctx, const char *p, size_t n), void *ctx, json_t **meta,
 		    struct sb_error *err);

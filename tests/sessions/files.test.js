@@ -214,6 +214,27 @@ describe('workspace cap, share, export', () => {
     }
   });
 
+  test('file_export refuses a sparse file larger than the workspace, and leaves nothing', { timeout: LONG }, async () => {
+    // Issue 24: with workspace_size 16m a 100 MiB sparse file was exported
+    // cut to 16 MiB, and the tool said it copied 104857600 bytes.
+    const d = hostDir('export-sparse');
+    const c = await sdkClient({ args: ['--export-dir', d, '--workspace-size', '16m'] });
+    try {
+      const sid = await open(c, 'python');
+      await ok(c, 'run_python', { code: 'f = open("sparse", "wb"); f.truncate(100 << 20); f.close()', session_id: sid });
+      await fails(c, 'file_export', { session_id: sid, path: 'sparse' },
+        /\/work\/sparse is 104857600 bytes, more than file_export copies \(at most 16777216 bytes, the workspace size\): nothing was exported/);
+      assert.deepEqual(readdirSync(d), []);
+      await ok(c, 'file_write', { session_id: sid, path: 'small.txt', content: 'small\n' });
+      const e = await ok(c, 'file_export', { session_id: sid, path: 'small.txt' });
+      assert.equal(e.s.bytes, 6);
+      assert.match(e.text, /\(6 bytes\)/);
+    } finally {
+      await closeClient(c);
+      rmSync(d, { recursive: true, force: true });
+    }
+  });
+
   test('file_export copies under a fresh name: never overwrites, never follows a link', { timeout: LONG }, async () => {
     const d = hostDir('export');
     const target = path.join(hostDir('target'), 'victim');
