@@ -47,6 +47,7 @@ struct sb_http {
 	char *cert, *key;
 	char url[160];
 	atomic_bool stopping;
+	atomic_uint handed;           /* connections handed to libmicrohttpd, not yet closed */
 	pthread_mutex_t conns_lock;
 	pthread_mutex_t log_lock;     /* mhd_log's repeat counter */
 	char log_last[512];
@@ -148,7 +149,11 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 		}
 		pthread_mutex_unlock(&h->conns_lock);
 		*socket_context = k;
-	} else if (*socket_context) {
+		return;
+	}
+	if (code == MHD_CONNECTION_NOTIFY_CLOSED)
+		atomic_fetch_sub(&h->handed, 1);
+	if (*socket_context) {
 		/* Called before libmicrohttpd closes the fd: the reaper never
 		 * touches an fd number that may have been reused. */
 		struct conn *k = *socket_context;
@@ -555,11 +560,22 @@ static unsigned max_pending(void)
 	return n < 64 ? 64 : n > 1024 ? 1024 : (unsigned)n;
 }
 
-static void hand_over(void *ctx, int fd, const struct sockaddr *addr, socklen_t len)
+/* The connection limit is kept here, never by libmicrohttpd: 0.9.75 can
+ * leave a lock held when a connection added with MHD_add_connection meets
+ * its own limit, and every connection thread then waits on it for ever
+ * (seen: a burst of 1,000 requests, 257 threads stuck). Its limit is set
+ * above this one, which counts each connection from its hand-over to its
+ * NOTIFY_CLOSED. */
+static bool hand_over(void *ctx, int fd, const struct sockaddr *addr, socklen_t len)
 {
 	struct sb_http *h = ctx;
-	/* (closes fd itself when it cannot take it: its connection limit) */
-	MHD_add_connection(h->daemon, fd, addr, len);
+	if (atomic_fetch_add(&h->handed, 1) >= h->opt.max_connections) {
+		atomic_fetch_sub(&h->handed, 1);
+		return false;
+	}
+	if (MHD_add_connection(h->daemon, fd, addr, len) != MHD_YES)
+		atomic_fetch_sub(&h->handed, 1); /* (it closed fd) */
+	return true;
 }
 
 static int start_daemon(struct sb_http *h, struct sb_error *err)
@@ -590,7 +606,7 @@ static int start_daemon(struct sb_http *h, struct sb_error *err)
 	};
 	h->daemon = MHD_start_daemon(
 		flags, 0, NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
-		MHD_OPTION_CONNECTION_LIMIT, o->max_connections, MHD_OPTION_CONNECTION_TIMEOUT, o->idle_timeout_s,
+		MHD_OPTION_CONNECTION_LIMIT, o->max_connections + 64, MHD_OPTION_CONNECTION_TIMEOUT, o->idle_timeout_s,
 		/* Headers and request line must fit in 64 KiB (431 beyond). */
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_THREAD_STACK_SIZE,
 		(size_t)(2 * 1024 * 1024), MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_NOTIFY_CONNECTION,

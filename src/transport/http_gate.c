@@ -39,7 +39,7 @@ struct sb_http_gate {
 	bool running;
 	struct pend *head, *tail;     /* waiting connections, oldest first */
 	unsigned npend;
-	unsigned long cut_slow, cut_full;
+	unsigned long cut_slow, cut_full, cut_limit;
 	uint64_t log_at;
 	char peek[PEEK_MAX];
 };
@@ -63,7 +63,10 @@ static void hand_over(struct sb_http_gate *g, struct pend *p)
 	unlink_pend(g, p);
 	epoll_ctl(g->ep, EPOLL_CTL_DEL, p->fd, NULL);
 	sb_set_nonblock(p->fd, 0);
-	g->o.handoff(g->o.ctx, p->fd, (const struct sockaddr *)&p->addr, p->len);
+	if (!g->o.handoff(g->o.ctx, p->fd, (const struct sockaddr *)&p->addr, p->len)) {
+		close(p->fd);
+		g->cut_limit++;
+	}
 	free(p);
 }
 
@@ -95,15 +98,18 @@ static void check(struct sb_http_gate *g, struct pend *p)
 
 static void log_cuts(struct sb_http_gate *g, uint64_t now, bool force)
 {
-	if ((!g->cut_slow && !g->cut_full) || (!force && now - g->log_at < LOG_EVERY_MS))
+	if ((!g->cut_slow && !g->cut_full && !g->cut_limit) || (!force && now - g->log_at < LOG_EVERY_MS))
 		return;
+	if (g->cut_limit)
+		fprintf(stderr, "sagebox mcp: http: %lu connection(s) refused: the connection limit "
+			"(--http-max-connections) was reached\n", g->cut_limit);
 	if (g->cut_slow)
 		fprintf(stderr, "sagebox mcp: http: %lu connection(s) closed: they took over %u s to send a request's "
 			"headers\n", g->cut_slow, g->o.header_timeout_s);
 	if (g->cut_full)
 		fprintf(stderr, "sagebox mcp: http: %lu connection(s) closed: more than %u connections were still sending "
 			"their headers (the oldest are closed first)\n", g->cut_full, g->o.max_pending);
-	g->cut_slow = g->cut_full = 0;
+	g->cut_slow = g->cut_full = g->cut_limit = 0;
 	g->log_at = now;
 }
 

@@ -23,9 +23,10 @@
 
 struct sb_http_gate;
 
-/* Takes a connection whose headers are in (fd blocking; the callee owns
- * it from then on). */
-typedef void (*sb_http_gate_handoff)(void *ctx, int fd, const struct sockaddr *addr, socklen_t len);
+/* Takes a connection whose headers are in (fd blocking): true, and the
+ * callee owns it from then on; false: no room (the connection limit), and
+ * the gate closes it. */
+typedef bool (*sb_http_gate_handoff)(void *ctx, int fd, const struct sockaddr *addr, socklen_t len);
 
 struct sb_http_gate_options {
 	const struct sockaddr *addr;  /* where to listen */
