@@ -564,8 +564,9 @@ static unsigned max_pending(void)
  * leave a lock held when a connection added with MHD_add_connection meets
  * its own limit, and every connection thread then waits on it for ever
  * (seen: a burst of 1,000 requests, 257 threads stuck). Its limit is set
- * above this one, which counts each connection from its hand-over to its
- * NOTIFY_CLOSED. */
+ * well above this one (closed connections leave its count only when their
+ * threads are joined), which counts each connection from its hand-over to
+ * its NOTIFY_CLOSED. */
 static bool hand_over(void *ctx, int fd, const struct sockaddr *addr, socklen_t len)
 {
 	struct sb_http *h = ctx;
@@ -606,7 +607,7 @@ static int start_daemon(struct sb_http *h, struct sb_error *err)
 	};
 	h->daemon = MHD_start_daemon(
 		flags, 0, NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
-		MHD_OPTION_CONNECTION_LIMIT, o->max_connections + 64, MHD_OPTION_CONNECTION_TIMEOUT, o->idle_timeout_s,
+		MHD_OPTION_CONNECTION_LIMIT, 2 * o->max_connections + 256, MHD_OPTION_CONNECTION_TIMEOUT, o->idle_timeout_s,
 		/* Headers and request line must fit in 64 KiB (431 beyond). */
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_THREAD_STACK_SIZE,
 		(size_t)(2 * 1024 * 1024), MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_NOTIFY_CONNECTION,
