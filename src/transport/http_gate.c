@@ -23,6 +23,8 @@
 /* How often closed connections are summed up in the log. */
 #define LOG_EVERY_MS 10000
 
+enum { CUT_SLOW, CUT_FULL, CUT_LIMIT, CUT_KINDS };
+
 struct pend {
 	int fd;
 	struct sockaddr_storage addr;
@@ -39,8 +41,10 @@ struct sb_http_gate {
 	bool running;
 	struct pend *head, *tail;     /* waiting connections, oldest first */
 	unsigned npend;
-	unsigned long cut_slow, cut_full, cut_limit;
-	uint64_t log_at;
+	struct {
+		unsigned long n;      /* since it was last logged */
+		uint64_t at;          /* when it was last logged */
+	} cuts[CUT_KINDS];
 	char peek[PEEK_MAX];
 };
 
@@ -65,7 +69,7 @@ static void hand_over(struct sb_http_gate *g, struct pend *p)
 	sb_set_nonblock(p->fd, 0);
 	if (!g->o.handoff(g->o.ctx, p->fd, (const struct sockaddr *)&p->addr, p->len)) {
 		close(p->fd);
-		g->cut_limit++;
+		g->cuts[CUT_LIMIT].n++;
 	}
 	free(p);
 }
@@ -96,21 +100,27 @@ static void check(struct sb_http_gate *g, struct pend *p)
 		drop(g, p);
 }
 
+/* Connections the gate closed, by why, summed up in the log: the first of
+ * a kind at once, then at most once every LOG_EVERY_MS (an attack would
+ * write a line each). */
 static void log_cuts(struct sb_http_gate *g, uint64_t now, bool force)
 {
-	if ((!g->cut_slow && !g->cut_full && !g->cut_limit) || (!force && now - g->log_at < LOG_EVERY_MS))
-		return;
-	if (g->cut_limit)
-		fprintf(stderr, "sagebox mcp: http: %lu connection(s) refused: the connection limit "
-			"(--http-max-connections) was reached\n", g->cut_limit);
-	if (g->cut_slow)
-		fprintf(stderr, "sagebox mcp: http: %lu connection(s) closed: they took over %u s to send a request's "
-			"headers\n", g->cut_slow, g->o.header_timeout_s);
-	if (g->cut_full)
-		fprintf(stderr, "sagebox mcp: http: %lu connection(s) closed: more than %u connections were still sending "
-			"their headers (the oldest are closed first)\n", g->cut_full, g->o.max_pending);
-	g->cut_slow = g->cut_full = g->cut_limit = 0;
-	g->log_at = now;
+	for (int k = 0; k < CUT_KINDS; k++) {
+		if (!g->cuts[k].n || (!force && g->cuts[k].at && now - g->cuts[k].at < LOG_EVERY_MS))
+			continue;
+		char why[160];
+		if (k == CUT_SLOW)
+			snprintf(why, sizeof why, "closed: they took over %u s to send a request's headers",
+				 g->o.header_timeout_s);
+		else if (k == CUT_FULL)
+			snprintf(why, sizeof why, "closed: more than %u connections were still sending their headers "
+				 "(the oldest are closed first)", g->o.max_pending);
+		else
+			snprintf(why, sizeof why, "refused: the connection limit (--http-max-connections) was reached");
+		fprintf(stderr, "sagebox mcp: http: %lu connection(s) %s\n", g->cuts[k].n, why);
+		g->cuts[k].n = 0;
+		g->cuts[k].at = now;
+	}
 }
 
 static void accept_some(struct sb_http_gate *g)
@@ -126,7 +136,7 @@ static void accept_some(struct sb_http_gate *g)
 			free(p);
 			if ((e == EMFILE || e == ENFILE) && g->head) {
 				drop(g, g->head); /* out of descriptors: the oldest waiter makes room */
-				g->cut_full++;
+				g->cuts[CUT_FULL].n++;
 				continue;
 			}
 			if (e == EMFILE || e == ENFILE)
@@ -142,7 +152,7 @@ static void accept_some(struct sb_http_gate *g)
 			/* The oldest has had the longest to send its headers; a
 			 * real client sends them as soon as it connects. */
 			drop(g, g->head);
-			g->cut_full++;
+			g->cuts[CUT_FULL].n++;
 		}
 		struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP | EPOLLET, .data.ptr = p};
 		if (epoll_ctl(g->ep, EPOLL_CTL_ADD, p->fd, &ev) < 0)
@@ -173,7 +183,7 @@ static void *gate_main(void *arg)
 		uint64_t now = sb_now_ms();
 		while (g->head && now - g->head->since_ms >= (uint64_t)g->o.header_timeout_s * 1000) {
 			drop(g, g->head);
-			g->cut_slow++;
+			g->cuts[CUT_SLOW].n++;
 		}
 		log_cuts(g, now, false);
 	}
