@@ -31,6 +31,7 @@ struct call {
 	int cancel[2];              /* [0] is the runner's cancel_fd; a byte on [1] cancels */
 	atomic_bool cancelled;      /* set under owner->lock */
 	bool responded;             /* under owner->lock: the response is (being) sent */
+	bool slot_held;             /* holds one of the server's job slots */
 	double last_progress;
 	pthread_t thread;
 	struct call *next;
@@ -166,14 +167,29 @@ static void audit_head(const struct call *k, struct sb_audit_record *rec)
 	snprintf(rec->job, sizeof rec->job, "%s", jid ? jid : "");
 }
 
+/* The run hooks' admit: the call's job slot, taken when its session's turn came. */
+static bool admit_slot(void *ctx)
+{
+	struct call *k = ctx;
+	k->slot_held = sb_mcp_slot_take(k->owner->client->srv, k->owner->client->owner, &k->cancelled);
+	return k->slot_held;
+}
+
 static void run_call(struct sb_calls *c, struct call *k)
 {
 	struct sb_mcp_client *cl = c->client;
 	struct sb_mcp_server *s = cl->srv;
 	const struct sb_tool *t = k->tool;
-	if (t->needs_slot && !sb_mcp_slot_take(s, &k->cancelled)) {
-		call_log(k, SB_LOG_INFO, "%s: cancelled before it started", t->name);
-		return;
+	/* A call to a session takes its slot only once the session's turn is
+	 * its own (admit_slot): waiting behind the session's other calls, it
+	 * holds none that another client's call could run in. */
+	bool in_session = t->needs_slot && json_is_string(json_object_get(k->args, "session_id"));
+	if (t->needs_slot && !in_session) {
+		if (!sb_mcp_slot_take(s, cl->owner, &k->cancelled)) {
+			call_log(k, SB_LOG_INFO, "%s: cancelled before it started", t->name);
+			return;
+		}
+		k->slot_held = true;
 	}
 
 	struct sb_audit_record rec = {0};
@@ -182,7 +198,8 @@ static void run_call(struct sb_calls *c, struct call *k)
 		.srv = &s->tools,
 		.owner = cl->owner,
 		.revision = k->revision,
-		.hooks = {.progress = k->token ? on_progress : NULL, .ctx = k, .cancel_fd = k->cancel[0]},
+		.hooks = {.progress = k->token ? on_progress : NULL, .ctx = k, .cancel_fd = k->cancel[0],
+			  .admit = in_session ? admit_slot : NULL},
 		.audit = &rec,
 	};
 	struct sb_tool_result res = {0};
@@ -196,8 +213,8 @@ static void run_call(struct sb_calls *c, struct call *k)
 		rec.duration_ms = now_ms() - start;
 	if (s->audit)
 		sb_audit_finished(s->audit, &rec);
-	if (t->needs_slot)
-		sb_mcp_slot_give(s);
+	if (k->slot_held)
+		sb_mcp_slot_give(s, cl->owner);
 
 	pthread_mutex_lock(&c->lock);
 	bool cancelled = res.cancelled || atomic_load(&k->cancelled);

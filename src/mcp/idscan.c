@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-enum { S_IDLE, S_KEY, S_COLON, S_VALUE_START, S_VALUE, S_DONE, S_FAIL };
+enum { S_IDLE, S_KEY, S_COLON, S_VALUE_START, S_VALUE, S_FAIL };
 
 void sb_idscan_init(struct sb_idscan *s)
 {
@@ -29,19 +29,22 @@ static void step(struct sb_idscan *s, char c)
 	if (s->state == S_VALUE) {
 		if (s->tok_is_str) {
 			push(s, c);
+			if (s->state == S_FAIL)
+				return;
 			if (s->esc)
 				s->esc = false;
 			else if (c == '\\')
 				s->esc = true;
 			else if (c == '"')
-				s->state = s->state == S_FAIL ? S_FAIL : S_DONE;
-		} else if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || c == '-' || c == '+' ||
-			   c == '.' || c == 'E') {
-			push(s, c);
-		} else {
-			s->state = S_DONE;
+				s->state = S_IDLE, s->found = true;
+			return;
 		}
-		return;
+		if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || c == '-' || c == '+' || c == '.' || c == 'E') {
+			push(s, c);
+			return;
+		}
+		s->state = S_IDLE; /* and c is read as the text after the value */
+		s->found = true;
 	}
 	if (s->state == S_VALUE_START) {
 		if (is_ws(c))
@@ -62,7 +65,9 @@ static void step(struct sb_idscan *s, char c)
 		} else if (c == '"') {
 			s->in_str = false;
 			if (s->state == S_KEY)
-				s->state = s->key_match && s->keylen == 2 ? S_COLON : S_IDLE;
+				s->state = !(s->key_match && s->keylen == 2) ? S_IDLE
+					   : s->found ? S_FAIL /* a second "id": which one is meant? */
+						      : S_COLON;
 		} else if (s->state == S_KEY) {
 			if (s->keylen >= 2 || c != "id"[s->keylen])
 				s->key_match = false;
@@ -103,13 +108,15 @@ static void step(struct sb_idscan *s, char c)
 
 void sb_idscan_feed(struct sb_idscan *s, const char *data, size_t len)
 {
-	for (size_t i = 0; i < len && s->state != S_DONE && s->state != S_FAIL; i++)
+	/* On past the id, to the end: a second "id" makes it ambiguous. */
+	for (size_t i = 0; i < len && s->state != S_FAIL; i++)
 		step(s, data[i]);
 }
 
 json_t *sb_idscan_id(struct sb_idscan *s)
 {
-	if (s->state != S_DONE && !(s->state == S_VALUE && !s->tok_is_str))
+	/* (a message cut short right after a numeric id still has it) */
+	if (s->state == S_FAIL || (!s->found && !(s->state == S_VALUE && !s->tok_is_str)))
 		return NULL;
 	json_error_t e;
 	json_t *v = json_loadb(s->tok, s->toklen, JSON_DECODE_ANY, &e);

@@ -2,7 +2,8 @@
  * without parsing or keeping the message. Used for messages the server will
  * not parse (too long, not UTF-8), so that the error answer still carries the
  * request's id and the client's pending request ends at once instead of
- * waiting for its timeout. O(1) memory. */
+ * waiting for its timeout. O(1) memory. A message with two "id" members
+ * has none (which one would the answer name?). */
 #ifndef SAGEBOX_MCP_IDSCAN_H
 #define SAGEBOX_MCP_IDSCAN_H
 
@@ -15,6 +16,7 @@
 struct sb_idscan {
 	int depth;
 	bool in_str, esc, expect_key, key_match;
+	bool found;             /* the id's value is in tok; a second "id" key fails */
 	int state;
 	size_t keylen;
 	char tok[SB_IDSCAN_TOKEN_MAX + 2];

@@ -29,19 +29,25 @@ static void set_id(struct sb_rpc_msg *m, json_t *id)
 	m->id = json_incref(id);
 }
 
+/* A message that cannot be parsed is still answered with its request's id
+ * when that can be found: else the client waits for it until its timeout
+ * (issue 24: an offset of 2^63, 1e999 or a repeated key got "id": null). */
+static json_t *scan_id(const char *line, size_t len)
+{
+	struct sb_idscan scan;
+	sb_idscan_init(&scan);
+	sb_idscan_feed(&scan, line, len);
+	return sb_idscan_id(&scan);
+}
+
 void sb_rpc_parse(const char *line, size_t len, struct sb_rpc_msg *m)
 {
 	memset(m, 0, sizeof *m);
 
 	size_t bad = 0;
 	if (!sb_utf8_valid(line, len, &bad)) {
-		/* JSON text is UTF-8 (RFC 8259 section 8.1). Still answer the
-		 * request's id when it can be found, so the client is not left
-		 * waiting. */
-		struct sb_idscan scan;
-		sb_idscan_init(&scan);
-		sb_idscan_feed(&scan, line, len);
-		m->id = sb_idscan_id(&scan);
+		/* JSON text is UTF-8 (RFC 8259 section 8.1). */
+		m->id = scan_id(line, len);
 		invalid(m, SB_RPC_PARSE_ERROR, "Parse error: the message is not valid UTF-8 (byte %zu)", bad);
 		return;
 	}
@@ -54,6 +60,8 @@ void sb_rpc_parse(const char *line, size_t len, struct sb_rpc_msg *m)
 	 * to a client's log and another to us. */
 	m->root = json_loadb(line, len, JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES, &e);
 	if (!m->root) {
+		/* (an integer past 64 bits, 1e999, a repeated key) */
+		m->id = scan_id(line, len);
 		invalid(m, SB_RPC_PARSE_ERROR, "Parse error: %s (column %d)", e.text, e.column);
 		return;
 	}

@@ -70,6 +70,10 @@ struct sb_mcp_msg_opts {
 struct sb_mcp_server *sb_mcp_server_new(const struct sb_config *cfg, struct sb_runner *runner,
 					const struct sb_error *runner_err, struct sb_audit *audit);
 void sb_mcp_server_free(struct sb_mcp_server *s);
+/* How many owners (clients with their own identity) may call: with more
+ * than one, no owner may hold every job slot (one stays free for the
+ * others). The HTTP transport sets it to its number of tokens. */
+void sb_mcp_server_set_clients(struct sb_mcp_server *s, unsigned n);
 
 /* A client. owner: the identity its sessions, jobs and audit lines are
  * keyed by ("stdio", or an HTTP token's name). notify: where messages that

@@ -15,16 +15,19 @@ struct sb_mcp_server {
 	struct sb_audit *audit;       /* NULL: no audit log */
 	struct sb_tasks *tasks;       /* MCP tasks (mcp/tasks.h): they outlive clients */
 
-	/* Job slots: at most max_concurrent calls that run code, over all clients. */
+	/* Job slots: at most max_concurrent calls that run code, over all
+	 * clients, shared fairly (server.c: slot_ok). */
 	pthread_mutex_t lock;
 	pthread_cond_t freed;         /* a slot was given back, or a waiter was cancelled */
 	unsigned running, max_running;
+	unsigned clients;             /* how many owners may call (HTTP: its tokens); 1 by default */
+	struct sb_slot_user *users;   /* owners that hold or wait for a slot */
 };
 
-/* Wait for a job slot. Returns false, without a slot, as soon as *cancelled
- * is set (the canceller calls sb_mcp_slot_wake after setting it). */
-bool sb_mcp_slot_take(struct sb_mcp_server *s, const atomic_bool *cancelled);
-void sb_mcp_slot_give(struct sb_mcp_server *s);
+/* Wait for a job slot for owner. Returns false, without a slot, as soon as
+ * *cancelled is set (the canceller calls sb_mcp_slot_wake after setting it). */
+bool sb_mcp_slot_take(struct sb_mcp_server *s, const char *owner, const atomic_bool *cancelled);
+void sb_mcp_slot_give(struct sb_mcp_server *s, const char *owner);
 void sb_mcp_slot_wake(struct sb_mcp_server *s);
 
 #endif

@@ -23,6 +23,9 @@
 #define KEEP_DONE_MS (60u * 60 * 1000)
 /* Finished jobs kept per client at most (the oldest go first). */
 #define KEEP_DONE_MAX 64
+/* The logs of finished jobs kept at most, all clients together (on disk:
+ * runner/joblog.h); past it the oldest finished jobs' logs are dropped. */
+#define KEEP_DONE_LOG_BYTES (128ull << 20)
 /* How long the controller may take to fork a job. */
 #define START_TIMEOUT_MS 60000
 /* job_status's last output. */
@@ -385,6 +388,16 @@ json_t *sb_job_status(struct sb_sessions *ss, const char *owner, const char *id,
 		json_object_set_new(o, "exit_code", running(j) || j->exit_code < 0 ? json_null() : json_integer(j->exit_code));
 		json_object_set_new(o, "signal", j->signal ? json_integer(j->signal) : json_null());
 		json_object_set_new(o, "output_bytes", json_integer((json_int_t)sb_joblog_bytes(&j->log)));
+		/* Output no longer kept: the oldest past the last 8 MiB, or all
+		 * of a finished job's once the server's total was reached. */
+		json_object_set_new(o, "output_dropped_bytes", json_integer((json_int_t)sb_joblog_gone(&j->log)));
+		if (sb_joblog_was_dropped(&j->log))
+			json_object_set_new(o, "output_note", json_sprintf("its output was dropped: finished jobs' logs are "
+				"kept up to %llu MiB for all clients together, and newer jobs' needed the room",
+				(unsigned long long)(KEEP_DONE_LOG_BYTES >> 20)));
+		else if (sb_joblog_gone(&j->log))
+			json_object_set_new(o, "output_note", json_sprintf("only its last %u MiB of output are kept",
+				SB_JOBLOG_KEEP >> 20));
 		if (j->error[0])
 			json_object_set_new(o, "error", json_string(j->error));
 		size_t n = 0;
@@ -431,8 +444,29 @@ int sb_job_cancel(struct sb_sessions *ss, const char *owner, const char *id, str
 	return j ? 0 : unknown_job(id, err);
 }
 
+/* Under the lock: drop the logs of the oldest finished jobs (of any
+ * client) until those of all finished jobs fit KEEP_DONE_LOG_BYTES. */
+static void jobs_cap_logs_locked(struct sb_sessions *ss)
+{
+	for (;;) {
+		uint64_t kept = 0;
+		struct bjob *oldest = NULL;
+		for (struct bjob *j = ss->jobs; j; j = j->next) {
+			if (running(j) || !j->thread_done)
+				continue;
+			uint64_t n = sb_joblog_kept(&j->log);
+			kept += n;
+			if (n && (!oldest || j->ended_ms < oldest->ended_ms))
+				oldest = j;
+		}
+		if (kept <= KEEP_DONE_LOG_BYTES || !oldest)
+			return;
+		sb_joblog_drop(&oldest->log);
+	}
+}
+
 /* Under the lock: forget finished jobs past their time, or past the most
- * kept per client. Their threads have ended (a finished job's thread only
+ * kept per client, and keep their logs' total (jobs_cap_logs_locked). Their threads have ended (a finished job's thread only
  * drops its references after its state is final; join is quick). */
 void jobs_prune_locked(struct sb_sessions *ss, uint64_t now)
 {
@@ -449,6 +483,7 @@ void jobs_prune_locked(struct sb_sessions *ss, uint64_t now)
 			pp = &j->next;
 		}
 	}
+	jobs_cap_logs_locked(ss);
 }
 
 void jobs_stop_all(struct sb_sessions *ss)

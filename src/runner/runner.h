@@ -40,6 +40,11 @@ struct sb_run_hooks {
 	 * (runner/supervise.h) on it, under a lock it shares with this hook.
 	 * NULL: not called. */
 	void (*watch)(void *ctx, const struct sb_sup *s);
+	/* A session run (sb_session_run) calls it once it has the session's
+	 * turn, before anything runs: the caller takes its job slot there, so
+	 * that a call waiting behind its session's busy turn holds none. false:
+	 * the call was cancelled meanwhile (nothing runs). NULL: not called. */
+	bool (*admit)(void *ctx);
 };
 
 /* What a backend is opened with (sandbox/sandbox.h), from the settings:

@@ -86,7 +86,7 @@ int sb_session_read(struct sb_sessions *ss, const char *owner, const char *id, c
 		}
 		json_decref(reply);
 		done += c.got;
-		if (c.got < step)
+		if (c.got < step || !step) /* (length 0: only the meta) */
 			break;
 	}
 	if (rc) {

@@ -485,6 +485,10 @@ int sb_session_run(struct sb_sessions *ss, const char *owner, const char *id, co
 		reg_put(ss, s);
 		return -1;
 	}
+	if (taken == 0 && hooks && hooks->admit && !hooks->admit(hooks->ctx)) {
+		sess_give(s);
+		taken = 1; /* cancelled while it waited for its job slot */
+	}
 	if (taken == 1) {
 		res->cancelled = true; /* cancelled while it waited for its turn */
 	} else {

@@ -82,7 +82,7 @@ int sb_session_run(struct sb_sessions *ss, const char *owner, const char *id, co
 int sb_session_write(struct sb_sessions *ss, const char *owner, const char *id, const char *path, const void *data,
 		     size_t n, bool append, json_t **reply, struct sb_error *err);
 /* Bytes [offset, offset + length) of a regular file to fn in chunks;
- * meta: {path, size, mtime}. */
+ * meta: {path, size, mtime}. Length 0 reads nothing: only the meta. */
 int sb_session_read(struct sb_sessions *ss, const char *owner, const char *id, const char *path, uint64_t offset,
 		    uint64_t length, int (*fn)(void *ctx, const char *p, size_t n), void *ctx, json_t **meta,
 		    struct sb_error *err);
@@ -97,8 +97,9 @@ int sb_session_files(struct sb_sessions *ss, const char *owner, const char *id, 
 int sb_job_start(struct sb_sessions *ss, const char *owner, enum sb_lang lang, const char *code, size_t code_len,
 		 const char *session_id, unsigned timeout_s, char id_out[SB_SESSION_ID_LEN], struct sb_error *err);
 /* {job_id, state, lang, session_id, runtime_ms, exit_code, signal,
- * output_bytes, last_output, error}. state: queued, running, done,
- * failed, timed_out, cancelled. */
+ * output_bytes, output_dropped_bytes, last_output, error, output_note}.
+ * state: queued, running, done, failed, timed_out, cancelled.
+ * output_note (when output was dropped) says why. */
 json_t *sb_job_status(struct sb_sessions *ss, const char *owner, const char *id, struct sb_error *err);
 /* {job_id, state, offset, next_offset, end_offset, dropped_bytes, output}:
  * up to max bytes of the job's output from offset. */

@@ -90,7 +90,7 @@ void sb_sup_output(struct sb_sup *s, enum sb_stream_id st, const char *p, size_t
 	uint64_t total = atomic_load_explicit(&s->total[st], memory_order_relaxed) + n;
 	atomic_store_explicit(&s->total[st], total, memory_order_relaxed);
 	if (s->sink->ops->write(s->sink, st, p, n)) {
-		sb_sup_broken(s, "out of memory while collecting output");
+		sb_sup_broken(s, "its output could not be kept (out of memory, or no room on disk for a job's log)");
 		return;
 	}
 	/* The host's own flood limit, whatever the far side does. */

@@ -327,9 +327,19 @@ static int create_fresh(int dirfd, const char *name, char *used, size_t n)
 	return -1;
 }
 
+/* Where file_export's bytes go, and how many went. */
+struct copy_out {
+	int fd;
+	uint64_t written;
+};
+
 static int to_fd(void *ctx, const char *p, size_t n)
 {
-	return sb_write_all(*(int *)ctx, p, n);
+	struct copy_out *o = ctx;
+	if (sb_write_all(o->fd, p, n) < 0)
+		return -1;
+	o->written += n;
+	return 0;
 }
 
 void sb_file_export_handler(const struct sb_tool *t, const json_t *args, struct sb_tool_ctx *ctx,
@@ -359,19 +369,45 @@ void sb_file_export_handler(const struct sb_tool *t, const json_t *args, struct 
 		return;
 	}
 	json_t *meta = NULL;
-	if (sb_session_read(ss, ctx->owner, sb_tool_arg_text(args, "session_id", NULL), path, 0, cfg->workspace_bytes,
-			    to_fd, &fd, &meta, &err)) {
+	struct copy_out co = {.fd = fd};
+	const char *sid = sb_tool_arg_text(args, "session_id", NULL);
+	/* Its size first (0 bytes read): one too large is refused uncopied. */
+	int rc = sb_session_read(ss, ctx->owner, sid, path, 0, 0, to_fd, &co, &meta, &err);
+	json_int_t size = rc ? 0 : json_integer_value(json_object_get(meta, "size"));
+	if (!rc && (uint64_t)size <= cfg->workspace_bytes) {
+		json_decref(meta);
+		meta = NULL;
+		rc = sb_session_read(ss, ctx->owner, sid, path, 0, cfg->workspace_bytes, to_fd, &co, &meta, &err);
+		size = rc ? 0 : json_integer_value(json_object_get(meta, "size"));
+	}
+	if (!rc && (uint64_t)size != co.written) {
+		/* A sparse file can be larger than the workspace (issue 24: a
+		 * 100 MiB one in a 16 MiB workspace was copied cut to 16 MiB and
+		 * reported whole); a file can change while it is copied. */
+		if ((uint64_t)size > cfg->workspace_bytes)
+			sb_fail(&err, "%s is %lld bytes, more than file_export copies (at most %llu bytes, the workspace "
+				"size): nothing was exported", json_string_value(json_object_get(meta, "path")),
+				(long long)size, (unsigned long long)cfg->workspace_bytes);
+		else
+			sb_fail(&err, "%s changed while it was copied (%llu of %lld bytes): nothing was exported",
+				json_string_value(json_object_get(meta, "path")), (unsigned long long)co.written,
+				(long long)size);
+		sb_hint(&err, "export a smaller file (split it, or compress it in the session first), or tell the user "
+			      "where it is in the session");
+		json_decref(meta);
+		rc = -1;
+	}
+	if (rc) {
 		unlinkat(dirfd, used, 0); /* nothing half-copied is left behind */
 		sb_tools_error(ctx, out, &err);
 		return;
 	}
 	char host[PATH_MAX + 200];
 	snprintf(host, sizeof host, "%s/%s", cfg->export_dir, used);
-	char *text = sb_tools_printed("Copied %s (%lld bytes) to %s on the user's computer.",
-			     json_string_value(json_object_get(meta, "path")),
-			     (long long)json_integer_value(json_object_get(meta, "size")), host);
-	json_t *st = json_pack("{s:O, s:s, s:O}", "path", json_object_get(meta, "path"), "host_path", host, "bytes",
-			       json_object_get(meta, "size"));
+	char *text = sb_tools_printed("Copied %s (%llu bytes) to %s on the user's computer.",
+			     json_string_value(json_object_get(meta, "path")), (unsigned long long)co.written, host);
+	json_t *st = json_pack("{s:O, s:s, s:I}", "path", json_object_get(meta, "path"), "host_path", host, "bytes",
+			       (json_int_t)co.written);
 	json_decref(meta);
 	sb_tools_ok(ctx, out, text ? text : host, st);
 	free(text);

@@ -114,6 +114,8 @@ void sb_job_status_handler(const struct sb_tool *t, const json_t *args, struct s
 	if (json_object_get(st, "error"))
 		sb_buf_printf(&b, " (%s)", json_string_value(json_object_get(st, "error")));
 	sb_buf_printf(&b, "; %lld bytes of output", (long long)json_integer_value(json_object_get(st, "output_bytes")));
+	if (json_object_get(st, "output_note"))
+		sb_buf_printf(&b, " (%s)", json_string_value(json_object_get(st, "output_note")));
 	const char *last = json_string_value(json_object_get(st, "last_output"));
 	if (last && *last)
 		sb_buf_printf(&b, "; the last of it:\n%s", last);

@@ -10,10 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "transport/http_gate.h"
 #include "util/buf.h"
 #include "util/fd.h"
 
@@ -24,18 +26,28 @@
 struct conn {
 	int fd;
 	bool receiving;               /* waiting for (the rest of) a request */
+	bool authed;                  /* a request on it showed a valid token */
 	time_t deadline;
-	struct conn *next;
+	struct conn *next;            /* newer first */
 };
+
+/* Connections in libmicrohttpd that have not shown a valid token yet, at
+ * most: past it the oldest is closed. Over plain HTTP the gate hands over
+ * only connections whose headers are in, which are answered at once; with
+ * TLS it cannot read them, and this keeps handshakes that stall from
+ * taking the slots of clients that have a token. */
+#define PREAUTH_MAX 64
 
 struct sb_http {
 	struct sb_http_options opt;
 	struct sb_http_tokens tokens;
 	struct sb_http_core *core;
 	struct MHD_Daemon *daemon;
+	struct sb_http_gate *gate;    /* listens; hands over connections whose headers are in */
 	char *cert, *key;
 	char url[160];
 	atomic_bool stopping;
+	atomic_uint handed;           /* connections handed to libmicrohttpd, not yet closed */
 	pthread_mutex_t conns_lock;
 	pthread_mutex_t log_lock;     /* mhd_log's repeat counter */
 	char log_last[512];
@@ -81,6 +93,12 @@ static int fd_of(struct MHD_Connection *c)
 	return i ? i->connect_fd : -1;
 }
 
+/* A new connection's time to send its first request's headers. */
+static unsigned header_timeout(const struct sb_http *h)
+{
+	return h->opt.request_timeout_s < SB_HTTP_HEADER_TIMEOUT_S ? h->opt.request_timeout_s : SB_HTTP_HEADER_TIMEOUT_S;
+}
+
 static void conn_receiving(struct sb_http *h, struct conn *k, bool on)
 {
 	if (!k)
@@ -88,6 +106,17 @@ static void conn_receiving(struct sb_http *h, struct conn *k, bool on)
 	pthread_mutex_lock(&h->conns_lock);
 	k->receiving = on;
 	k->deadline = time(NULL) + (time_t)h->opt.request_timeout_s;
+	pthread_mutex_unlock(&h->conns_lock);
+}
+
+static void conn_authed(struct sb_http *h, struct conn *k)
+{
+	if (!k)
+		return;
+	pthread_mutex_lock(&h->conns_lock);
+	if (!k->authed) /* its first request: request_timeout_s in all, as any request */
+		k->deadline += (time_t)h->opt.request_timeout_s - (time_t)header_timeout(h);
+	k->authed = true;
 	pthread_mutex_unlock(&h->conns_lock);
 }
 
@@ -101,13 +130,30 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 			return;
 		k->fd = fd_of(c);
 		k->receiving = true;
-		k->deadline = time(NULL) + (time_t)h->opt.request_timeout_s;
+		k->deadline = time(NULL) + (time_t)header_timeout(h);
 		pthread_mutex_lock(&h->conns_lock);
 		k->next = h->conns;
 		h->conns = k;
+		unsigned preauth = 0;
+		struct conn *oldest = NULL;
+		for (struct conn *o = h->conns; o; o = o->next)
+			if (!o->authed && o->fd >= 0) {
+				preauth++;
+				oldest = o;
+			}
+		if (preauth > PREAUTH_MAX) {
+			/* Its thread sees end of input and closes it. */
+			shutdown(oldest->fd, SHUT_RDWR);
+			oldest->fd = -1;
+			oldest->receiving = false;
+		}
 		pthread_mutex_unlock(&h->conns_lock);
 		*socket_context = k;
-	} else if (*socket_context) {
+		return;
+	}
+	if (code == MHD_CONNECTION_NOTIFY_CLOSED)
+		atomic_fetch_sub(&h->handed, 1);
+	if (*socket_context) {
 		/* Called before libmicrohttpd closes the fd: the reaper never
 		 * touches an fd number that may have been reused. */
 		struct conn *k = *socket_context;
@@ -148,8 +194,9 @@ static void *reaper_main(void *arg)
 				/* The connection's thread sees end of input and closes it. */
 				shutdown(k->fd, SHUT_RDWR);
 				k->receiving = false;
-				fprintf(stderr, "sagebox mcp: http: a client took over %u s to send a request: "
-					"connection closed\n", h->opt.request_timeout_s);
+				fprintf(stderr, "sagebox mcp: http: a client took over %u s to send a request%s: "
+					"connection closed\n", k->authed ? h->opt.request_timeout_s : header_timeout(h),
+					k->authed ? "" : "'s headers");
 			}
 		pthread_mutex_unlock(&h->conns_lock);
 		log_flush(h, now);
@@ -231,7 +278,11 @@ static enum MHD_Result queue(struct MHD_Connection *c, struct hreq *q, struct MH
 	 * closed"). */
 	char keep[32];
 	snprintf(keep, sizeof keep, "timeout=%u", q->h->opt.request_timeout_s);
-	MHD_add_response_header(resp, "Keep-Alive", keep);
+	if (q->t.owner)
+		MHD_add_response_header(resp, "Keep-Alive", keep);
+	else /* No valid token shown: the connection ends with this answer, so
+	      * it cannot wait for a next request in a connection slot. */
+		MHD_add_response_header(resp, "Connection", "close");
 	enum MHD_Result rc = MHD_queue_response(c, (unsigned)status, resp);
 	MHD_destroy_response(resp);
 	q->answered = true;
@@ -311,6 +362,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		peer_name(c, q->peer, sizeof q->peer);
 		req.peer = q->peer;
 		q->head_ok = sb_http_core_head(h->core, &req, &q->t, &q->r) == 0;
+		if (q->t.owner)
+			conn_authed(h, q->conn);
 		if (!q->head_ok && q->r.status == 413) {
 			/* Read (and drop) the declared body first, as for a chunked
 			 * one: answered before it is in, libmicrohttpd closes with
@@ -498,6 +551,34 @@ int sb_http_check_options(const struct sb_http_options *o, struct sb_error *err)
 	return 0;
 }
 
+/* The gate's connections waiting for their headers: a descriptor each,
+ * half of what this process may open, within 64..1024. */
+static unsigned max_pending(void)
+{
+	struct rlimit r;
+	rlim_t n = getrlimit(RLIMIT_NOFILE, &r) == 0 ? r.rlim_cur / 2 : 256;
+	return n < 64 ? 64 : n > 1024 ? 1024 : (unsigned)n;
+}
+
+/* The connection limit is kept here, never by libmicrohttpd: 0.9.75 can
+ * leave a lock held when a connection added with MHD_add_connection meets
+ * its own limit, and every connection thread then waits on it for ever
+ * (seen: a burst of 1,000 requests, 257 threads stuck). Its limit is set
+ * well above this one (closed connections leave its count only when their
+ * threads are joined), which counts each connection from its hand-over to
+ * its NOTIFY_CLOSED. */
+static bool hand_over(void *ctx, int fd, const struct sockaddr *addr, socklen_t len)
+{
+	struct sb_http *h = ctx;
+	if (atomic_fetch_add(&h->handed, 1) >= h->opt.max_connections) {
+		atomic_fetch_sub(&h->handed, 1);
+		return false;
+	}
+	if (MHD_add_connection(h->daemon, fd, addr, len) != MHD_YES)
+		atomic_fetch_sub(&h->handed, 1); /* (it closed fd) */
+	return true;
+}
+
 static int start_daemon(struct sb_http *h, struct sb_error *err)
 {
 	const struct sb_http_options *o = &h->opt;
@@ -514,27 +595,40 @@ static int start_daemon(struct sb_http *h, struct sb_error *err)
 		a->sin_port = htons((uint16_t)o->bind.port);
 		inet_pton(AF_INET, o->bind.addr, &a->sin_addr);
 	}
+	/* No listen socket of its own: the gate (http_gate.h) accepts, and
+	 * hands over only connections whose headers are in. */
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL |
-			 MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0) | (h->cert ? MHD_USE_TLS : 0);
+			 MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC | MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0) |
+			 (h->cert ? MHD_USE_TLS : 0);
 	struct MHD_OptionItem tls[] = {
 		{MHD_OPTION_HTTPS_MEM_CERT, 0, h->cert},
 		{MHD_OPTION_HTTPS_MEM_KEY, 0, h->key},
 		{MHD_OPTION_END, 0, NULL},
 	};
 	h->daemon = MHD_start_daemon(
-		flags, (uint16_t)o->bind.port, NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
-		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-		MHD_OPTION_CONNECTION_LIMIT, o->max_connections, MHD_OPTION_CONNECTION_TIMEOUT, o->idle_timeout_s,
+		flags, 0, NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
+		MHD_OPTION_CONNECTION_LIMIT, 2 * o->max_connections + 256, MHD_OPTION_CONNECTION_TIMEOUT, o->idle_timeout_s,
 		/* Headers and request line must fit in 64 KiB (431 beyond). */
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_THREAD_STACK_SIZE,
 		(size_t)(2 * 1024 * 1024), MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_NOTIFY_CONNECTION,
 		on_connection, h, MHD_OPTION_ARRAY,
 		h->cert ? tls : tls + 2, MHD_OPTION_END);
 	if (!h->daemon)
-		return sb_fail(err, "cannot listen on %s port %u (in use, or not an address of this machine?)",
-			       o->bind.addr, o->bind.port);
-	const union MHD_DaemonInfo *di = MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
-	unsigned port = di && di->port ? di->port : o->bind.port;
+		return sb_fail(err, "cannot start libmicrohttpd");
+	struct sb_http_gate_options g = {
+		.addr = (struct sockaddr *)&ss,
+		.addr_len = v6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in),
+		.tls = h->cert != NULL,
+		.header_timeout_s = header_timeout(h),
+		.max_pending = max_pending(),
+		.handoff = hand_over,
+		.ctx = h,
+	};
+	struct sb_error gerr = {0};
+	if (!(h->gate = sb_http_gate_start(&g, &gerr)))
+		return sb_fail(err, "cannot listen on %s port %u (in use, or not an address of this machine?): %s",
+			       o->bind.addr, o->bind.port, gerr.msg);
+	unsigned port = sb_http_gate_port(h->gate);
 	snprintf(h->url, sizeof h->url, "%s://%s%s%s:%u/mcp", h->cert ? "https" : "http", v6 ? "[" : "",
 		 o->bind.addr, v6 ? "]" : "", port);
 	return 0;
@@ -589,6 +683,7 @@ void sb_http_stop(struct sb_http *h)
 	if (!h)
 		return;
 	atomic_store(&h->stopping, true);
+	sb_http_gate_stop(h->gate); /* no more hand-overs to the daemon */
 	if (h->daemon)
 		MHD_stop_daemon(h->daemon); /* ends every connection; their calls are cancelled */
 	if (h->reaper_running) {

@@ -5,8 +5,11 @@
  * and 2024-11-05 clients that use this transport), and 2026-07-28 with
  * the request metadata headers. See docs/MCP.md and docs/DEPLOY.md.
  *
- * Threads: one per connection (libmicrohttpd's thread-per-connection mode),
- * capped by max_connections; a reaper thread ends connections that take
+ * Threads: a gate (http_gate.h) accepts connections and holds each, with
+ * no thread, until its headers are in; then one per connection
+ * (libmicrohttpd's thread-per-connection mode), capped by max_connections,
+ * so that connections that never show a token cannot take those; a
+ * reaper thread ends connections that take
  * longer than request_timeout_s to send a request (slow loris) and sessions
  * idle too long. */
 #ifndef SAGEBOX_TRANSPORT_HTTP_H
@@ -33,6 +36,9 @@ struct sb_http_options {
 #define SB_HTTP_MAX_CONNECTIONS 256
 #define SB_HTTP_REQUEST_TIMEOUT_S 30
 #define SB_HTTP_IDLE_TIMEOUT_S 120
+/* A new connection's time to send its first request's headers (or the
+ * request timeout, when shorter): http_gate.h. */
+#define SB_HTTP_HEADER_TIMEOUT_S 10
 
 /* Defaults for everything but the address. */
 void sb_http_options_defaults(struct sb_http_options *o);

@@ -14,6 +14,7 @@
 
 #include "util/buf.h"
 #include "util/fd.h"
+#include "util/statedir.h"
 
 static void digest(const char *s, size_t n, uint8_t out[32])
 {
@@ -183,22 +184,6 @@ int sb_http_tokens_load(const char *path, struct sb_http_tokens *t, struct sb_er
 }
 
 /* mkdir -p with mode 0700 for the parts it creates. */
-static int make_dirs(char *dir, struct sb_error *err)
-{
-	for (char *p = dir + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		int rc = mkdir(dir, 0700);
-		*p = '/';
-		if (rc < 0 && errno != EEXIST)
-			return sb_fail_errno(err, "cannot create %.*s", (int)(p - dir), dir);
-	}
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-		return sb_fail_errno(err, "cannot create %s", dir);
-	return 0;
-}
-
 static int create_token(const char *path, struct sb_error *err)
 {
 	uint8_t raw[32];
@@ -221,18 +206,9 @@ static int create_token(const char *path, struct sb_error *err)
 
 int sb_http_tokens_default(char *path, size_t size, struct sb_http_tokens *t, struct sb_error *err)
 {
-	const char *state = getenv("XDG_STATE_HOME");
-	const char *home = getenv("HOME");
 	char dir[4096];
-	if (state && state[0] == '/')
-		snprintf(dir, sizeof dir, "%s/sagebox", state);
-	else if (home && home[0] == '/')
-		snprintf(dir, sizeof dir, "%s/.local/state/sagebox", home);
-	else
-		return sb_fail(err, "neither XDG_STATE_HOME nor HOME is set, so there is no place for the token"),
-		       sb_hint(err, "give a token file with --token-file FILE");
-	if (make_dirs(dir, err) < 0)
-		return -1;
+	if (sb_state_dir(dir, sizeof dir, err) < 0)
+		return sb_hint(err, "give a token file with --token-file FILE");
 	snprintf(path, size, "%s/token", dir);
 	if (create_token(path, err) < 0)
 		return -1;

@@ -66,6 +66,7 @@ struct sb_http_core *sb_http_core_new(struct sb_mcp_server *srv, const struct sb
 	h->lim = lim;
 	pthread_mutex_init(&h->lock, NULL);
 	h->nowners = tokens ? tokens->n : 1;
+	sb_mcp_server_set_clients(srv, (unsigned)h->nowners);
 	h->owners = calloc(h->nowners, sizeof *h->owners);
 	for (size_t i = 0; h->owners && i < h->nowners; i++) {
 		struct sb_http_owner *o = &h->owners[i];

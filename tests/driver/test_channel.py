@@ -173,3 +173,23 @@ def test_send_spliced_is_an_ordinary_out_frame():
         assert json.loads(body.split(b"\n")[0]) == hdr
     finally:
         close(job_r, job_w, host_r, host_w)
+
+
+def test_header_never_holds_a_lone_surrogate():
+    """Issue 24: a file named with bytes that are not UTF-8 came out of
+    os.fsdecode as lone surrogates, json.dumps wrote "\\udcff", and the host
+    (jansson) refused the frame, ending the session. Every string of a
+    header is text the host can read: a name's bytes as \\xNN, any other
+    lone surrogate as U+FFFD; characters past U+FFFF pass unchanged."""
+    name = b"\xff\xfe-latin1".decode("utf-8", "surrogateescape")
+    hdr = {"type": "reply", "entries": [{"name": name}], "path": "/work/" + name, "odd": "\ud800", "e": "\U0001F600"}
+    body = channel.encode(hdr)[4:]
+    body.decode("ascii")
+    got = json.loads(body)
+    assert got["entries"][0]["name"] == "\\xff\\xfe-latin1"
+    assert got["path"] == "/work/\\xff\\xfe-latin1"
+    assert got["odd"] == "\ufffd"
+    assert got["e"] == "\U0001F600"
+    assert b"\\udcff" not in body and b"\\ud800" not in body
+    # a header with nothing to clean is written as before
+    assert channel.encode({"a": "b\u00e9"}) == struct.pack(">I", 15) + b'{"a":"b\\u00e9"}'

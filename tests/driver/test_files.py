@@ -142,3 +142,27 @@ def test_list_caps(ws, monkeypatch):
         ws.write("f%d" % i, b"")
     _, entries, cut = ws.list(None)
     assert len(entries) == 5 and cut
+
+
+def test_names_not_utf8_round_trip(ws):
+    """Issue 24: a name that is not UTF-8 is listed as channel.text shows it
+    (each such byte as \\xNN), and that form names the file again for
+    reading and writing."""
+    from driver import channel
+    os.mkdir(os.path.join(ws.root, "odd"))
+    with open(os.path.join(ws.root.encode(), b"odd", b"\xff\xfe-latin1"), "wb") as f:
+        f.write(b"latin\n")
+    _, entries, _ = ws.list("odd")
+    shown = channel.text(entries[0]["name"])
+    assert shown == "\\xff\\xfe-latin1"
+    fd, st, parts = ws.open_read("odd/" + shown)
+    try:
+        assert os.read(fd, 100) == b"latin\n"
+    finally:
+        os.close(fd)
+    ws.write("/work/odd/" + shown, b"again\n")
+    with open(os.path.join(ws.root.encode(), b"odd", b"\xff\xfe-latin1"), "rb") as f:
+        assert f.read() == b"again\n"
+    assert len(os.listdir(os.path.join(ws.root, "odd"))) == 1
+    # escapes that spell UTF-8 are a name as written
+    assert files.split("a\\x41") == ["a\\x41"]

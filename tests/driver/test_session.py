@@ -307,3 +307,44 @@ def test_sage_ring_across_calls_and_python_in_it(session):
     assert session.run("print(factor(x^4 - 1))", timeout=120).out == "(x - 1) * (x + 1) * (x^2 + 1)\n"
     # Python in a Sage session: the same globals, no preparse (^ is xor)
     assert session.run("print(type(x).__name__, 2^3)", lang="python").out.split()[1] == "1"
+
+
+def detached(marker):
+    """Python code that leaves a daemon: double-forked, setsid, ignoring
+    TERM, HUP and INT, with marker in its argv."""
+    return ("import os, sys\n"
+            "if os.fork() == 0:\n"
+            "    os.setsid()\n"
+            "    if os.fork() == 0:\n"
+            "        os.execv(sys.executable, [sys.executable, '-c', 'import signal, time\\n"
+            "for s in (1, 2, 15): signal.signal(s, signal.SIG_IGN)\\ntime.sleep(300)', '%s'])\n"
+            "    os._exit(0)\n" % marker)
+
+
+def wait_pids(marker, present, timeout=10):
+    deadline = time.monotonic() + timeout
+    while bool(pids_with(marker.encode())) != present and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return pids_with(marker.encode())
+
+
+@session_of("python")
+def test_reset_kills_detached_processes_and_spares_jobs(session):
+    # Issue 24: a setsid'ed, double-forked daemon that ignores TERM, HUP and
+    # INT survived session_reset and kept changing the "fresh" session.
+    daemon, job = "sbx-daemon-%d" % os.getpid(), "sbx-resetjob-%d" % os.getpid()
+    session.run(detached(daemon))
+    assert wait_pids(daemon, True), "the daemon did not start"
+    jid = session.send("job", (detached(job) + "import time\ntime.sleep(300)\n").encode(), lang="python")
+    session.until(jid, "started")
+    assert wait_pids(job, True), "the job's daemon did not start"
+    rid = session.send("reset")
+    assert session.until(rid, "reply")[-1][0]["ok"]
+    assert wait_pids(daemon, False) == [], "a detached process outlived the reset"
+    # a running job is not the interpreter's: it and what it detached run on
+    assert pids_with(job.encode())
+    assert session.run("print('fresh')").out == "fresh\n"
+    # Issue 24: job_cancel missed what the job detached (setsid grandchild)
+    session.ch.send({"type": "jobkill", "id": jid})
+    assert Result(session.until(jid, "done", timeout=10)).done["killed"]
+    assert wait_pids(job, False) == [], "the job's detached grandchild outlived its cancel"

@@ -9,7 +9,8 @@
  *   error answer built from it can be serialised (a client is never left
  *   waiting because the answer could not be written);
  * - the scanner gives the same id whatever the chunking of the bytes, and
- *   never an id other than the one the parsed message holds. */
+ *   never an id other than the one the parsed message holds;
+ * - a message that does not parse is answered with the scanner's id. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +75,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	json_t *parsed = json_is_object(m.root) ? json_object_get(m.root, "id") : NULL;
 	if (whole && json_is_object(m.root) && !json_equal(whole, parsed))
+		abort();
+	/* A message that does not parse is answered with the id the scanner
+	 * finds, if any (issue 24). */
+	if (m.kind == SB_RPC_INVALID && m.err_code == SB_RPC_PARSE_ERROR && (!whole != !m.id || (whole && !json_equal(whole, m.id))))
 		abort();
 	json_decref(whole);
 	json_decref(bytes);

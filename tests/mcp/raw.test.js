@@ -175,7 +175,8 @@ describe('malformed messages', () => {
   test('duplicate keys are refused', () => withServer(async (s) => {
     await s.initialize();
     s.send('{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"sandbox_status","name":"run_shell"}}');
-    const r = await s.response(null);
+    // (answered with its id, found by the scanner: issue 24)
+    const r = await s.response(9);
     assert.equal(r.error.code, -32700);
   }));
 
@@ -375,7 +376,7 @@ describe('embedded NUL characters (\\u0000)', () => {
     }
     // An argument name with a NUL does not even parse.
     s.send('{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"run_python","arguments":{"code\\u0000x":"print(1)"}}}');
-    const r = await s.response(null);
+    const r = await s.response(20);
     assert.equal(r.error.code, -32700);
     assert.match(r.error.message, /NUL/);
     // Code itself may hold NUL characters: it reaches the interpreter whole

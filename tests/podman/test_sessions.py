@@ -75,3 +75,28 @@ def test_sessions_in_containers():
         t0 = time.monotonic()
     # the suite's fixture checks that no container of ours is left
     assert time.monotonic() - t0 < 60
+
+
+def test_odd_names_and_reset_in_containers():
+    """Issue 24 on Podman: a file name that is not UTF-8 is listed escaped
+    and read back by that name, the session keeping its state (it used to
+    break the session's frames and end it); session_reset kills a setsid'ed,
+    double-forked daemon that ignores TERM, HUP and INT (it used to survive)."""
+    marker = "sb-podman-reset-" + uuid.uuid4().hex[:12]
+    with MCP(SAGEBOX, ("--backend", "podman", "--image", IMAGE), prefix=as_user_argv([])) as mcp:
+        sid = ok(mcp, "session_open", {"lang": "python"})["session_id"]
+        stdout(mcp, sid, 'import os\nos.mkdir("odd")\nopen(b"/work/odd/\\xff\\xfe-latin1", "wb").write(b"latin\\n")\n'
+                         'kept = 41')
+        names = [e["name"] for e in ok(mcp, "file_list", {"session_id": sid, "path": "odd"})["entries"]]
+        assert names == ["\\xff\\xfe-latin1"], names
+        r = mcp.call("file_read", {"session_id": sid, "path": "odd/\\xff\\xfe-latin1"})
+        assert not r.get("isError") and r["content"][0]["text"].endswith("\nlatin\n"), r
+        assert stdout(mcp, sid, "print(kept + 1)") == "42\n"
+
+        stdout(mcp, sid, "import os\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
+                         f"        os.execv('/bin/sh', ['sh', '-c', 'trap \"\" TERM HUP INT; sleep 300; : {marker}'])\n"
+                         "    os._exit(0)\n")
+        assert wait_for(lambda: host_pids_with(marker), timeout=30)
+        ok(mcp, "session_reset", {"session_id": sid})
+        assert wait_for(lambda: not host_pids_with(marker), timeout=30), host_pids_with(marker)
+        assert stdout(mcp, sid, "print('kept' in globals())") == "False\n"

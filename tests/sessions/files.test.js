@@ -56,6 +56,19 @@ describe('workspace paths', () => {
     assert.equal((await ok(c, 'file_read', { session_id: sid, path: 'sub/up_in' })).text, '[/work/sub/up_in: 7 bytes]\ninside\n');
   });
 
+  test('a name that is not UTF-8 is listed escaped, names the file again, and leaves the session alive', async () => {
+    // Issue 24: file_list of such a name broke the session's frames ("frame
+    // header is not a JSON object") and the session was gone with its state.
+    await ok(c, 'run_python', { session_id: sid, code: 'import os\nos.mkdir("odd")\nopen(b"/work/odd/\\xff\\xfe-latin1", "wb").write(b"latin\\n")\nkept = 41' });
+    const l = await ok(c, 'file_list', { session_id: sid, path: 'odd' });
+    assert.deepEqual(l.s.entries.map((e) => e.name), ['\\xff\\xfe-latin1']);
+    const r = await ok(c, 'file_read', { session_id: sid, path: 'odd/\\xff\\xfe-latin1' });
+    assert.equal(r.text, '[/work/odd/\\xff\\xfe-latin1: 6 bytes]\nlatin\n');
+    await ok(c, 'file_write', { session_id: sid, path: 'odd/\\xff\\xfe-latin1', content: 'again\n' });
+    assert.equal(await out(c, sid, 'python', 'print(os.listdir(b"odd"), open(b"odd/\\xff\\xfe-latin1").read().strip(), kept + 1)'),
+      "[b'\\xff\\xfe-latin1'] again 42\n");
+  });
+
   test('every escape is refused: .., absolute outside /work, symlinks out', async () => {
     const bad = [
       ['../tmp/secret', /contains '\.\.'/],
@@ -195,6 +208,27 @@ describe('workspace cap, share, export', () => {
       await fails(c, 'file_read', { session_id: sid, path: '/data/papers/note.txt' }, /outside the workspace/);
       assert.deepEqual(readdirSync(papers), ['note.txt']);
       assert.equal(readFileSync(path.join(papers, 'note.txt'), 'utf8'), 'shared note\n');
+    } finally {
+      await closeClient(c);
+      rmSync(d, { recursive: true, force: true });
+    }
+  });
+
+  test('file_export refuses a sparse file larger than the workspace, and leaves nothing', { timeout: LONG }, async () => {
+    // Issue 24: with workspace_size 16m a 100 MiB sparse file was exported
+    // cut to 16 MiB, and the tool said it copied 104857600 bytes.
+    const d = hostDir('export-sparse');
+    const c = await sdkClient({ args: ['--export-dir', d, '--workspace-size', '16m'] });
+    try {
+      const sid = await open(c, 'python');
+      await ok(c, 'run_python', { code: 'f = open("sparse", "wb"); f.truncate(100 << 20); f.close()', session_id: sid });
+      await fails(c, 'file_export', { session_id: sid, path: 'sparse' },
+        /\/work\/sparse is 104857600 bytes, more than file_export copies \(at most 16777216 bytes, the workspace size\): nothing was exported/);
+      assert.deepEqual(readdirSync(d), []);
+      await ok(c, 'file_write', { session_id: sid, path: 'small.txt', content: 'small\n' });
+      const e = await ok(c, 'file_export', { session_id: sid, path: 'small.txt' });
+      assert.equal(e.s.bytes, 6);
+      assert.match(e.text, /\(6 bytes\)/);
     } finally {
       await closeClient(c);
       rmSync(d, { recursive: true, force: true });

@@ -90,6 +90,12 @@ static void test_idscan(void)
 	CHECK(!(id = scan("{\"id\":{\"a\":1}}")));
 	CHECK(!(id = scan("[{\"id\":1}]")));
 	CHECK(!(id = scan("{\"idx\":1,\"xid\":2}")));
+	/* Two ids: neither is taken. Another key after the id is fine. */
+	CHECK(!(id = scan("{\"id\":1,\"method\":\"x\",\"id\":2}")));
+	CHECK(!(id = scan("{\"id\":\"a\",\"id\":\"a\"}")));
+	id = scan("{\"id\":8,\"params\":{\"id\":9},\"x\":1e999}");
+	CHECK(json_is_integer(id) && json_integer_value(id) == 8);
+	json_decref(id);
 }
 
 static int kind_of(const char *line, int *code, json_t **id)
@@ -126,8 +132,18 @@ static void test_jsonrpc(void)
 		      SB_RPC_INVALID && code == SB_RPC_INVALID_PARAMS);
 	json_decref(id);
 	CHECK(kind_of("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"a\",\"method\":\"b\"}", &code, &id) ==
-		      SB_RPC_INVALID && code == SB_RPC_PARSE_ERROR);
+		      SB_RPC_INVALID && code == SB_RPC_PARSE_ERROR && json_integer_value(id) == 5);
 	json_decref(id);
+	/* Issue 24: parse errors answer with the id when it can be found. */
+	CHECK(kind_of("{\"jsonrpc\":\"2.0\",\"id\":7001,\"method\":\"tools/call\",\"params\":{\"name\":\"job_output\","
+		      "\"arguments\":{\"job_id\":\"j_x\",\"offset\":9223372036854775808}}}", &code, &id) == SB_RPC_INVALID &&
+	      code == SB_RPC_PARSE_ERROR && json_integer_value(id) == 7001);
+	json_decref(id);
+	CHECK(kind_of("{\"jsonrpc\":\"2.0\",\"id\":\"r-1\",\"method\":\"x\",\"params\":{\"a\":1e999}}", &code, &id) ==
+		      SB_RPC_INVALID && code == SB_RPC_PARSE_ERROR && !strcmp(json_string_value(id), "r-1"));
+	json_decref(id);
+	CHECK(kind_of("{\"jsonrpc\":\"2.0\",\"id\":1,\"id\":2,\"method\":\"x\"}", &code, &id) == SB_RPC_INVALID &&
+	      code == SB_RPC_PARSE_ERROR && !id);
 	CHECK(kind_of("{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"x\",\"p\":\"\xff\"}", &code, &id) == SB_RPC_INVALID &&
 	      code == SB_RPC_PARSE_ERROR && json_integer_value(id) == 6);
 	json_decref(id);
@@ -345,7 +361,7 @@ static void test_queued_cancel(void)
 	struct sb_mcp_client *c = sb_mcp_client_new(srv, "unit", &sink);
 	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\"}}");
 	atomic_bool no = false;
-	CHECK(sb_mcp_slot_take(srv, &no)); /* the one slot is busy */
+	CHECK(sb_mcp_slot_take(srv, "unit", &no)); /* the one slot is busy */
 	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"run_shell\","
 		      "\"arguments\":{\"code\":\"true\"}}}");
 	/* The status takes no slot, so it answers while run_shell waits. */
@@ -362,7 +378,7 @@ static void test_queued_cancel(void)
 	for (int i = 0; i < 500 && done_count(&m) < 3; i++)
 		usleep(10000);
 	CHECK(done_count(&m) == 3);
-	sb_mcp_slot_give(srv);
+	sb_mcp_slot_give(srv, "unit");
 	sb_mcp_client_free(c);
 	sb_mcp_server_free(srv);
 	pthread_mutex_lock(&m.lock);
@@ -614,7 +630,7 @@ static void test_stream_ids(void)
 	struct sb_mcp_server *srv = sb_mcp_server_new(&cfg, NULL, NULL, NULL);
 	struct sb_mcp_client *c = sb_mcp_client_new(srv, "unit", &s1);
 	atomic_bool no = false;
-	CHECK(sb_mcp_slot_take(srv, &no)); /* both calls wait */
+	CHECK(sb_mcp_slot_take(srv, "unit", &no)); /* both calls wait */
 	const char *call = "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"run_shell\","
 			   "\"arguments\":{\"code\":\"true\"}," META "}}}";
 	struct sb_mcp_msg_opts o = {.stream_ids = true};
@@ -626,7 +642,7 @@ static void test_stream_ids(void)
 	for (int i = 0; i < 500 && done_count(&m1) < 1; i++)
 		usleep(10000);
 	CHECK(done_count(&m1) == 1 && done_count(&m2) == 0 && json_array_size(m1.msgs) == 0);
-	sb_mcp_slot_give(srv);
+	sb_mcp_slot_give(srv, "unit");
 	json_t *a = answer(&m2, 7);
 	CHECK(a && json_object_get(a, "result"));
 	json_decref(a);
@@ -749,6 +765,65 @@ static void test_tasks(void)
 	pthread_mutex_destroy(&m.lock);
 }
 
+/* A thread that waits for a slot for bob. */
+struct taker {
+	struct sb_mcp_server *srv;
+	const char *owner;
+	atomic_bool got, cancel;
+};
+
+static void *take_main(void *arg)
+{
+	struct taker *t = arg;
+	atomic_store(&t->got, sb_mcp_slot_take(t->srv, t->owner, &t->cancel));
+	return NULL;
+}
+
+/* Issue 24: with several clients, one may not hold every job slot: the
+ * last stays free for another, and a waiting client that holds fewer goes
+ * first. With one client it may use them all. */
+static void test_fair_slots(void)
+{
+	struct sb_config cfg;
+	sb_config_defaults(&cfg);
+	cfg.max_concurrent = 4;
+	struct sb_mcp_server *srv = sb_mcp_server_new(&cfg, NULL, NULL, NULL);
+	atomic_bool no = false;
+	for (int i = 0; i < 4; i++)
+		CHECK(sb_mcp_slot_take(srv, "solo", &no)); /* one client: all four */
+	for (int i = 0; i < 4; i++)
+		sb_mcp_slot_give(srv, "solo");
+
+	sb_mcp_server_set_clients(srv, 2);
+	for (int i = 0; i < 3; i++)
+		CHECK(sb_mcp_slot_take(srv, "alice", &no));
+	struct taker a4 = {.srv = srv, .owner = "alice"};
+	pthread_t ta;
+	pthread_create(&ta, NULL, take_main, &a4);
+	usleep(100000);
+	CHECK(!atomic_load(&a4.got)); /* alice's fourth waits: the last slot is bob's */
+	CHECK(sb_mcp_slot_take(srv, "bob", &no)); /* at once */
+	/* All four busy; bob (1 held) and alice (3 held) both wait: a slot
+	 * alice gives back goes to bob, not to alice's own waiting call. */
+	struct taker b2 = {.srv = srv, .owner = "bob"};
+	pthread_t tb;
+	pthread_create(&tb, NULL, take_main, &b2);
+	usleep(100000);
+	sb_mcp_slot_give(srv, "alice");
+	pthread_join(tb, NULL);
+	CHECK(atomic_load(&b2.got) && !atomic_load(&a4.got));
+	atomic_store(&a4.cancel, true);
+	sb_mcp_slot_wake(srv);
+	pthread_join(ta, NULL);
+	CHECK(!atomic_load(&a4.got));
+	sb_mcp_slot_give(srv, "alice");
+	sb_mcp_slot_give(srv, "alice");
+	sb_mcp_slot_give(srv, "bob");
+	sb_mcp_slot_give(srv, "bob");
+	CHECK(srv->running == 0 && srv->users == NULL);
+	sb_mcp_server_free(srv);
+}
+
 int main(void)
 {
 	test_utf8();
@@ -763,5 +838,6 @@ int main(void)
 	test_modern();
 	test_stream_ids();
 	test_tasks();
+	test_fair_slots();
 	return check_summary();
 }

@@ -79,11 +79,51 @@ def write_all(fd, data):
         view = view[os.write(fd, view):]
 
 
+def text(s):
+    """s as text any JSON reader takes: a lone surrogate is no Unicode
+    character, and the host's reader (jansson) refuses a header holding one
+    ("\\udcff"), which ends the session. Names of files are where they come
+    from (os.fsdecode of bytes that are not UTF-8): each such byte is shown
+    as \\xNN (files.split takes that form back); any other lone surrogate
+    becomes U+FFFD."""
+    try:
+        s.encode("utf-8")
+        return s
+    except UnicodeEncodeError:
+        pass
+    out = []
+    for ch in s:
+        o = ord(ch)
+        out.append("\\x%02x" % (o - 0xDC00) if 0xDC80 <= o <= 0xDCFF
+                   else "\ufffd" if 0xD800 <= o <= 0xDFFF else ch)
+    return "".join(out)
+
+
+def _clean(v):
+    if isinstance(v, str):
+        return text(v)
+    if isinstance(v, dict):
+        return {text(k) if isinstance(k, str) else k: _clean(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_clean(x) for x in v]
+    return v
+
+
+def header(hdr):
+    """A frame's JSON header as bytes. Whatever the session's code made of
+    a string in it (a file's name, a path, an error's text), the host can
+    read it (issue 24: a file named b"\\xff" broke the session's frames)."""
+    import json
+    body = json.dumps(hdr, separators=(",", ":"))
+    if "\\ud" in body:  # a surrogate's escape: a pair (fine) or a lone one
+        body = json.dumps(_clean(hdr), separators=(",", ":"))
+    return body.encode("ascii")
+
+
 def encode(hdr, payload=b""):
     """One frame as bytes."""
-    import json
     import struct
-    body = json.dumps(hdr, separators=(",", ":")).encode("ascii")
+    body = header(hdr)
     if payload:
         body += b"\n" + payload
     return struct.pack(">I", len(body)) + body
@@ -116,9 +156,8 @@ class Channel:
     def send_spliced(self, hdr, src, n):
         """A frame whose n payload bytes are moved from the pipe src (where
         at least n wait: see pending) straight to the channel."""
-        import json
         import struct
-        head = json.dumps(hdr, separators=(",", ":")).encode("ascii") + b"\n"
+        head = header(hdr) + b"\n"
         self._write(struct.pack(">I", len(head) + n) + head)
         splice_exact(src, self.wfd, n)
 

@@ -85,10 +85,28 @@ def split(path, root=WORKSPACE):
         if p.startswith("/"):
             raise PathError("%r is outside the workspace: use a path relative to %s, or one under %s/"
                             % (path, WORKSPACE, WORKSPACE))
-    parts = [c for c in p.split("/") if c not in ("", ".")]
+    parts = [_unescape(c) for c in p.split("/") if c not in ("", ".")]
     if ".." in parts:
         raise PathError("%r contains '..': workspace paths may not climb directories" % path)
     return parts
+
+
+def _unescape(name):
+    """A name as the file tools show it back to its bytes: a name that is
+    not UTF-8 is shown with each byte that is not as \\xNN (channel.text),
+    since a frame's JSON can only carry text. A name whose \\xNN escapes
+    make valid UTF-8 is taken as written (those are not how a name is
+    shown)."""
+    if "\\x" not in name:
+        return name
+    import re
+    raw = re.sub(rb"\\x([0-9a-fA-F]{2})", lambda m: bytes([int(m.group(1), 16)]),
+                 name.encode("utf-8", "surrogateescape"))
+    try:
+        raw.decode("utf-8")
+        return name
+    except UnicodeDecodeError:
+        return raw.decode("utf-8", "surrogateescape")
 
 
 def shown(parts):

@@ -242,6 +242,9 @@ class Loop:
         status = 1
         try:
             os.setsid()
+            # What the job detaches stays below it, for job_cancel and
+            # session_reset to find (session.kill_job, kill_detached).
+            confine.become_subreaper()
             os.close(self.st_w)
             os.close(self.ch.rfd)
             os.close(self.fig_w)  # a job's figures belong to no call

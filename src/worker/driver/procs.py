@@ -106,6 +106,47 @@ def _members(field, value):
     return out
 
 
+def tree(roots):
+    """roots (those alive) and all their descendants. A subreaper's
+    descendants stay below it however they detach (setsid, double fork)."""
+    parent = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                parent[int(name)] = int(stat_fields(int(name))[STAT_PPID])
+            except (OSError, ValueError, IndexError):
+                pass
+    found, changed = {p for p in roots if p in parent}, True
+    while changed:
+        changed = False
+        for p, pp in parent.items():
+            if p not in found and pp in found:
+                found.add(p)
+                changed = True
+    return found
+
+
+def kill_until_gone(victims, deadline_s=2.0):
+    """SIGKILL what victims() names, again and again until it names none
+    not yet killed (what they forked meanwhile), for at most deadline_s.
+    Returns (the pids killed, whether it got to the end in time)."""
+    import signal
+    killed = set()
+    deadline = time.monotonic() + deadline_s
+    while True:
+        new = [p for p in victims() if p > 1 and p != os.getpid() and p not in killed]
+        if not new:
+            return killed, True
+        for p in new:
+            try:
+                os.kill(p, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            killed.add(p)
+        if time.monotonic() > deadline:
+            return killed, False
+
+
 def in_session(sid):
     """Every process of the session sid (a session's interpreter, a job)."""
     return _members(STAT_SESSION, sid)
@@ -178,21 +219,8 @@ class Procs:
         return self.descendants()
 
     def descendants(self):
-        parent = {}
-        for name in os.listdir("/proc"):
-            if name.isdigit():
-                try:
-                    parent[int(name)] = int(stat_fields(int(name))[STAT_PPID])
-                except (OSError, ValueError, IndexError):
-                    pass
-        me, found, changed = os.getpid(), set(), True
-        while changed:
-            changed = False
-            for p, pp in parent.items():
-                if p not in found and (pp == me or pp in found):
-                    found.add(p)
-                    changed = True
-        return found
+        me = os.getpid()
+        return tree({me}) - {me}
 
     def sweep(self, exempt, wait_for=lambda p: True):
         """SIGKILL every process but `exempt` (and the sandbox's init), until
@@ -202,22 +230,11 @@ class Procs:
         subreaper subtree), not by process group. Once SIGKILLed, a process
         can neither fork nor run code again. Returns None, or what went
         wrong (the worker must then retire)."""
-        import signal
-        exempt = {1, os.getpid(), *exempt}
-        killed = set()
+        exempt = set(exempt)
         deadline = time.monotonic() + REAP_GRACE
-        while True:
-            new = [p for p in self.pids() if p not in exempt and p not in killed]
-            if not new:
-                break
-            for p in new:
-                try:
-                    os.kill(p, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                killed.add(p)
-            if time.monotonic() > deadline:
-                return "processes of a job could not be killed"
+        killed, done = kill_until_gone(lambda: [p for p in self.pids() if p not in exempt], REAP_GRACE)
+        if not done:
+            return "processes of a job could not be killed"
         waiting = {p for p in killed if wait_for(p)}
         while waiting:
             self.reap()

@@ -205,8 +205,29 @@ class Controller:
         it.close()
         self.interp = None
 
+    def kill_detached(self):
+        """SIGKILL every process of the session that no running job owns.
+        What the session's code detached (setsid, double fork) is reparented
+        to us, the subreaper, outside the interpreter's session and group:
+        after a reset it went on changing /work and /tmp in the "fresh"
+        session (issue 24). A job's own processes stay below it however
+        they detach (a Python job is a subreaper: interp.fork_job)."""
+        def victims():
+            keep = set(self.waiters)
+            for j in self.jobs.values():
+                if j.status is None and j.pid:
+                    keep |= procs.tree({j.pid}) | procs.in_session(j.pid) | {j.waiter or 0}
+                    group = procs.group_of(j.pid)
+                    if group:
+                        keep |= procs.in_group(group)
+            return [p for p in self.procs.pids() if p not in keep]
+        procs.kill_until_gone(victims)
+        self.procs.reap()
+
     def restart(self, why):
         self.kill_interp()
+        if why == "reset":
+            self.kill_detached()
         self.spawn_interp()
         if self.lang == "shell" and not self.shell_ready():
             raise RuntimeError("the shell could not be restarted")
@@ -402,17 +423,18 @@ class Controller:
         else:
             roots = {p: procs.group_of(p) for p in procs.holding(j.paths)}
         spared = set() if self.interp is None else {self.interp.pid}
-        victims = set()
-        for p, group in roots.items():
-            victims |= {p} | procs.in_session(p)
-            if group is not None and group not in spared:
-                victims |= procs.in_group(group)
-        for p in victims - spared:
-            if p > 1 and p != os.getpid():
-                try:
-                    os.kill(p, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+
+        def victims():
+            # tree(): what a Python job detached (setsid, double fork)
+            # stays below its root, a subreaper (issue 24: job_cancel left
+            # a setsid grandchild running)
+            found = set()
+            for p, group in roots.items():
+                found |= {p} | procs.in_session(p) | procs.tree({p})
+                if group is not None and group not in spared:
+                    found |= procs.in_group(group)
+            return found - spared
+        procs.kill_until_gone(victims)
 
     def check_jobs(self, now):
         # A shell job's waiter is reparented to us (interp.py): once reaped,
