@@ -185,7 +185,10 @@ int sb_sage_locate(const struct sb_backend *be, struct sb_config *cfg, struct sb
 		}
 		take(f, j);
 		json_decref(j);
-		snprintf(f->how, sizeof f->how, "asked: %s %s%s%s", prog, tries[i][1], dep[0] ? " in " : "", dep);
+		/* A description: cut short when long (the debug build's
+		 * -Wformat-truncation wants the result looked at). */
+		if (snprintf(f->how, sizeof f->how, "asked: %s %s%s%s", prog, tries[i][1], dep[0] ? " in " : "", dep) < 0)
+			f->how[0] = '\0';
 		sb_locate_cache_put(key, f);
 		rc = 0;
 	}
@@ -193,7 +196,8 @@ int sb_sage_locate(const struct sb_backend *be, struct sb_config *cfg, struct sb
 	if (rc != 0 && cfg->python_set) {
 		/* An explicit python wins even when it cannot be asked. */
 		snprintf(f->python, sizeof f->python, "%s", cfg->python);
-		snprintf(f->how, sizeof f->how, "the python setting (not checked: %s)", tried);
+		if (snprintf(f->how, sizeof f->how, "the python setting (not checked: %s)", tried) < 0)
+			f->how[0] = '\0';
 		rc = 0;
 	} else if (rc != 0) {
 		sb_fail(err, "cannot find Sage's Python%s%s: tried %s", dep[0] ? " in " : "", dep, tried);

@@ -53,7 +53,14 @@ static void last_words(const char *s, char *out, size_t n)
 int sb_locate_ask(const struct sb_backend *be, const struct sb_config *cfg, const char *const *argv, const char *mark,
 		  json_t **answer, char *said, size_t sn, struct sb_error *err)
 {
-	struct sb_sandbox_req req = {.argv = argv, .limits = &cfg->limits, .lifetime_s = ASK_SECONDS};
+	/* On the host (no isolation) sagebox asks the user's own sage, no model
+	 * code: no process cap there, as RLIMIT_NPROC counts every process of
+	 * the user (a desktop's hundreds, or other sandboxes run as the same
+	 * user), and the ask would fail to fork where the user has many. */
+	struct sb_limits lim = cfg->limits;
+	if (!sb_backend_has(be, SB_CAP_ISOLATED))
+		lim.pids = 0;
+	struct sb_sandbox_req req = {.argv = argv, .limits = &lim, .lifetime_s = ASK_SECONDS};
 	struct sb_sandbox sb;
 	int pidfd;
 	*answer = NULL;

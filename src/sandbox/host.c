@@ -283,7 +283,8 @@ static int host_spawn(void *self, const struct sb_sandbox_req *req, struct sb_sa
 		 * shared ones too) gets room for Sage's libraries on top. */
 		setlim(RLIMIT_DATA, req->limits->memory_bytes);
 		setlim(RLIMIT_AS, req->limits->memory_bytes + SB_HOST_AS_EXTRA);
-		setlim(RLIMIT_NPROC, req->limits->pids);
+		if (req->limits->pids) /* 0: none (sagebox asking the host's own sage: runner/locate_ask.c) */
+			setlim(RLIMIT_NPROC, req->limits->pids);
 		setlim(RLIMIT_NOFILE, req->limits->nofile);
 		setlim(RLIMIT_FSIZE, req->limits->fsize_bytes);
 		setlim(RLIMIT_CORE, 0);

@@ -22,6 +22,7 @@ ALLOWED_ENV = {
     "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "PYTHONNOUSERSITE",
     "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "MPLBACKEND",
     "HOSTNAME",  # set by the runtime to the container's own name
+    "SYMPOW_PKGCACHEDIR",  # set by the driver: sympow's cache under $DOT_SAGE (issue 25)
 }
 SECRETS = {"SAGEBOX_TEST_SECRET": "s3cr3t-value-123", "OPENAI_API_KEY": "sk-test-456",
            "AWS_SECRET_ACCESS_KEY": "aws-789"}

@@ -85,3 +85,28 @@ def test_status_text_without_root_names_what_is_not_enforced_and_the_fix():
     text, st = status_as("nobody")
     assert not st["backend"].get("started_as_root")
     check_text_matches_report(text, st)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("runuser"), reason="needs root to run status as nobody")
+def test_sage_is_found_for_a_user_with_more_processes_than_the_pids_limit():
+    """Sagebox asks the host's own sage where its Python is, as the user
+    who runs it. RLIMIT_NPROC counts every process of that user (a desktop
+    has hundreds; other sandboxes run as nobody too), so under the pids
+    limit the ask could not fork, and sagebox found no Sage at all. Seen in
+    fresh-check's run of this suite while sessions ran as nobody."""
+    sleepers = [subprocess.Popen(["runuser", "-u", "nobody", "--", "sleep", "120"]) for _ in range(24)]
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            os.chmod(d, 0o755)
+            shutil.copy(BIN, os.path.join(d, "sagebox"))
+            r = subprocess.run([shutil.which("runuser"), "-u", "nobody", "--", os.path.join(d, "sagebox"), "status", "--json",
+                                "--pids", "16"], capture_output=True, text=True, timeout=120, cwd="/",
+                               env={"PATH": "/usr/bin:/bin", "XDG_CACHE_HOME": d + "/no-cache"})
+        st = json.loads(r.stdout)
+        assert "error" not in st.get("sage_python", {}), st.get("sage_python")
+        assert st["sage_python"]["python"].startswith("/"), st["sage_python"]
+    finally:
+        for p in sleepers:
+            p.kill()
+        for p in sleepers:
+            p.wait()

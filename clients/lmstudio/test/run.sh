@@ -11,4 +11,4 @@ node_tests=$(cd ../../tests && pwd)
 . "$node_tests/lib/node.sh"
 node_install node ../clients/lmstudio || exit 1
 "$node_bin/node" node_modules/typescript/bin/tsc -p .
-node_run lmstudio ../clients/lmstudio test/
+node_run lmstudio ../clients/lmstudio test/*.test.js
