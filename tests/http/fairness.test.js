@@ -14,7 +14,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
 import { startServer, tokenFile, bearer, textOf, uniqueMarker, processesWith, waitFor } from './helpers.js';
-import { waitGone } from '../lib/procs.js';
+import { waitGone } from '../lib/procs.mjs';
 
 const LONG = 180000;
 const tokens = { alice: randomBytes(24).toString('hex'), bob: randomBytes(24).toString('hex') };
