@@ -23,7 +23,13 @@
 #   janitor   the between-jobs file and IPC reset, in a process of its own
 #   figures   figures a job displays (Sage show, plots as the last
 #             expression, matplotlib) as PNG records on a pipe of their own
-#   zygote    the worker: spares, the job loop, warm-ups; one job (fresh)
+#   zygote    the worker: set-up, the serve loop, spares, warm-ups; one
+#             job (fresh)
+#   job       one job in the worker: hand-over, output relay, deadline,
+#             cancel, flood limits, the done frame
+#   child     the job's process once forked: confine, reseed, pre-touch,
+#             the jobs' cgroup, run the code, exit (also a session's
+#             background job's exit)
 #   main      argv dispatch (main() runs only when bundle.py's loader calls it)
 #
 # The build joins them into one string for `python3 -c` (bundle.py, then
