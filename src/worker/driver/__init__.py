@@ -30,6 +30,9 @@
 #   child     the job's process once forked: confine, reseed, pre-touch,
 #             the jobs' cgroup, run the code, exit (also a session's
 #             background job's exit)
+#   session   a session's controller; background: its background jobs;
+#             interp: its interpreter; files: its workspace paths
+#   warmup    the idle warm-up steps (worker and session)
 #   main      argv dispatch (main() runs only when bundle.py's loader calls it)
 #
 # The build joins them into one string for `python3 -c` (bundle.py, then
