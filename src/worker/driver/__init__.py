@@ -13,7 +13,8 @@
 #   cell      how a job's code runs: Sage preparse, last-expression display,
 #             the `;` rule, tracebacks, the job's argv
 #   magics    IPython and Sage REPL syntax (%time, %display, !cmd, x?) through
-#             IPython's own transformer, for a cell that does not compile
+#             IPython's own transformer, for a cell that does not compile;
+#             pinfo: what x? and x?? print
 #   channel   framing (length + JSON header + bytes) and moving a job's
 #             bytes between fds with splice(2), never through our memory
 #   confine   Landlock, prctl, rlimits, oom_score_adj: named constants
