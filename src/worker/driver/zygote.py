@@ -273,8 +273,8 @@ class Worker:
             trace_w = fds["trace"][1] if self.trace else -1
             self.import_w = fds["import"][1] if importing else -1
             child.run(self, work, keep, [fd for fd in self.private
-                                     if fd not in keep and fd not in (trace_w, self.job_cgroup, self.import_w)],
-                        pretouch_after, trace_w)
+                                         if fd not in keep and fd not in (trace_w, self.job_cgroup, self.import_w)],
+                      pretouch_after, trace_w)
         for name in names:
             self.close(fds[name][1] if name != "job" else fds[name][0])
         return {"pid": pid, "job_w": fds["job"][1], "out_r": fds["out"][0],
