@@ -1,8 +1,9 @@
 """The real warm worker (the bundle in worker mode), outside any sandbox
 (own_pidns 0: the host backend's mode, where it only kills its own
 descendants and removes each job's own directory), spoken to over its
-stdin/stdout: protocol v2 (code after the frame, code_bytes) and v1 (code
-inside the frame) both run, output frames are what the host expects."""
+stdin/stdout: the code follows the run frame as code_bytes raw bytes,
+output frames are what the host expects, and a run frame that carries its
+code inside (the retired protocol v1) is refused."""
 import os
 import subprocess
 import sys
@@ -17,8 +18,7 @@ from driver import channel  # noqa: E402
 PY = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
 
 
-@pytest.fixture
-def worker(tmp_path):
+def start(tmp_path):
     if not os.path.exists(BUNDLE):
         pytest.skip(f"no built bundle at {BUNDLE}")
     p = subprocess.Popen([PY, "-I", "-c", open(BUNDLE).read(), "worker", "python", "/bin/sh", "0", "64"],
@@ -26,20 +26,22 @@ def worker(tmp_path):
     ch = channel.Channel(p.stdout.fileno(), p.stdin.fileno())
     hdr, _ = ch.recv()
     assert hdr["type"] == "ready" and hdr["kind"] == "python" and hdr["sandboxed"] is False, hdr
+    return p, ch
+
+
+@pytest.fixture
+def worker(tmp_path):
+    p, ch = start(tmp_path)
     yield ch
     p.stdin.close()
     assert p.wait(30) == 0, p.stderr.read()
     assert os.listdir(tmp_path) == [], "a job's directory was left"
 
 
-def run(ch, jid, code, v2=True, **extra):
+def run(ch, jid, code, **extra):
     hdr = {"type": "run", "id": jid, "lang": "python", "timeout_ms": 10000, "max_output": 1 << 20,
-           "limits": {}, **extra}
-    if v2:
-        hdr["code_bytes"] = len(code)
-        ch._write(channel.encode(hdr) + code)
-    else:
-        ch.send(hdr, code)
+           "limits": {}, "code_bytes": len(code), **extra}
+    ch._write(channel.encode(hdr) + code)
     frames = []
     while True:
         h, payload = ch.recv()
@@ -52,18 +54,17 @@ def outputs(frames, stream):
     return b"".join(p for h, p in frames if h["type"] == "out" and h["stream"] == stream)
 
 
-@pytest.mark.parametrize("v2", [True, False], ids=["v2", "v1"])
-def test_a_job_runs(worker, v2):
-    frames = run(worker, 1, b"import sys\nprint(sys.argv)\nprint('err', file=sys.stderr)\n6 * 7\n", v2=v2)
+def test_a_job_runs(worker):
+    frames = run(worker, 1, b"import sys\nprint(sys.argv)\nprint('err', file=sys.stderr)\n6 * 7\n")
     assert frames[0][0] == {"type": "started", "id": 1}
     assert outputs(frames, "stdout") == b"['<cell>']\n42\n" and outputs(frames, "stderr") == b"err\n"
     done = frames[-1][0]
     assert (done["exit_code"], done["signal"], done["timed_out"], done["flooded"]) == (0, 0, False, False)
 
 
-def test_v2_then_v1_then_v2_on_one_worker(worker):
-    for jid, v2 in ((1, True), (2, False), (3, True)):
-        frames = run(worker, jid, b"print(%d)" % jid, v2=v2, exit_grace_ms=100)
+def test_jobs_one_after_another_on_one_worker(worker):
+    for jid in (1, 2, 3):
+        frames = run(worker, jid, b"print(%d)" % jid, exit_grace_ms=100)
         assert outputs(frames, "stdout") == b"%d\n" % jid and frames[-1][0]["id"] == jid
 
 
@@ -78,3 +79,17 @@ def test_exit_status_and_empty_code(worker):
     assert run(worker, 1, b"import sys; sys.exit(3)")[-1][0]["exit_code"] == 3
     frames = run(worker, 2, b"")
     assert frames[-1][0]["exit_code"] == 0 and outputs(frames, "stdout") == b""
+
+
+@pytest.mark.parametrize("extra", [{}, {"code_bytes": -1}, {"code_bytes": True}], ids=["v1", "negative", "bool"])
+def test_a_run_frame_without_a_valid_code_bytes_is_refused(tmp_path, extra):
+    """The retired v1 frame (code inside the frame, no code_bytes) runs
+    nothing: the worker names the bad frame and exits, and the host, which
+    never sends one, would replace it."""
+    p, ch = start(tmp_path)
+    ch.send({"type": "run", "id": 1, "lang": "python", "timeout_ms": 10000, "max_output": 1 << 20,
+             "limits": {}, **extra}, b"print('ran')")
+    with pytest.raises(EOFError):
+        ch.recv()
+    assert p.wait(30) != 0
+    assert b"bad run frame" in p.stderr.read()

@@ -13,7 +13,8 @@
 #   cell      how a job's code runs: Sage preparse, last-expression display,
 #             the `;` rule, tracebacks, the job's argv
 #   magics    IPython and Sage REPL syntax (%time, %display, !cmd, x?) through
-#             IPython's own transformer, for a cell that does not compile
+#             IPython's own transformer, for a cell that does not compile;
+#             pinfo: what x? and x?? print
 #   channel   framing (length + JSON header + bytes) and moving a job's
 #             bytes between fds with splice(2), never through our memory
 #   confine   Landlock, prctl, rlimits, oom_score_adj: named constants
@@ -23,7 +24,16 @@
 #   janitor   the between-jobs file and IPC reset, in a process of its own
 #   figures   figures a job displays (Sage show, plots as the last
 #             expression, matplotlib) as PNG records on a pipe of their own
-#   zygote    the worker: spares, the job loop, warm-ups; one job (fresh)
+#   zygote    the worker: set-up, the serve loop, spares, warm-ups; one
+#             job (fresh)
+#   job       one job in the worker: hand-over, output relay, deadline,
+#             cancel, flood limits, the done frame
+#   child     the job's process once forked: confine, reseed, pre-touch,
+#             the jobs' cgroup, run the code, exit (also a session's
+#             background job's exit)
+#   session   a session's controller; background: its background jobs;
+#             interp: its interpreter; files: its workspace paths
+#   warmup    the idle warm-up steps (worker and session)
 #   main      argv dispatch (main() runs only when bundle.py's loader calls it)
 #
 # The build joins them into one string for `python3 -c` (bundle.py, then

@@ -177,7 +177,7 @@ def sage_globals_quietly():
     # A crash in the import (C code that meets a failed allocation) would
     # otherwise run cysignals' crash report, which can deadlock on the
     # allocator's lock and hang the job until its timeout: die at once
-    # instead (the worker says why, zygote._import_died).
+    # instead (the worker says why, job._import_died).
     quiet = "CYSIGNALS_CRASH_QUIET" not in os.environ
     if quiet:
         os.environ["CYSIGNALS_CRASH_QUIET"] = "1"
@@ -247,7 +247,13 @@ def repl_source(lang, code, glb):
 
 def run_source(lang, code, glb, name=CELL):
     """Run a Sage (preparsed) or Python cell in glb: run_cell, with its
-    REPL syntax when it has some."""
+    REPL syntax when it has some. A session names each call's cell after
+    the call ("<cell 3>"), so that tracebacks of functions defined in
+    earlier calls show their own lines; Python in a Sage session is not
+    preparsed. glb None: there are no globals to run in (Sage did not
+    import), exit status 1."""
+    if glb is None:
+        return 1
     if lang == "sage":
         try:
             src = sage_preparse(code)
@@ -300,10 +306,5 @@ def run_code(lang, code, shell, make_sage_globals):
             f.write(code)
         os.execv(shell, [shell, path])
     set_job_argv()
-    if lang == "sage":
-        glb = make_sage_globals()
-        if glb is None:
-            return 1
-    else:
-        glb = python_globals()
+    glb = make_sage_globals() if lang == "sage" else python_globals()
     return run_source(lang, code, glb)

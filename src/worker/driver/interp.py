@@ -37,6 +37,7 @@ import signal
 import sys
 
 from . import cell, confine, figures, memory
+from .child import exit_job
 from .channel import Channel
 
 # The status pipe's fd inside the session's bash (a high number a script is
@@ -216,7 +217,7 @@ class Loop:
                 # pipe, each saved in the workspace too (figures.py).
                 figures.begin(self.fig_w, hdr.get("figures"), save_dir=self.it.workspace, keep_fd=True)
                 try:
-                    status = run_code(hdr.get("lang"), code, self.it.glb, self.calls)
+                    status = cell.run_source(hdr.get("lang"), code, self.it.glb, "<cell %d>" % self.calls)
                 except KeyboardInterrupt:
                     status = 1
                 finally:
@@ -251,11 +252,10 @@ class Loop:
             out = os.open(hdr["out"], os.O_WRONLY | os.O_CLOEXEC)
             err = os.open(hdr["err"], os.O_WRONLY | os.O_CLOEXEC)
             _stdio(self.null, out, err)
-            status = run_code(hdr.get("lang"), code, self.it.glb, "job")
+            status = cell.run_source(hdr.get("lang"), code, self.it.glb, "<cell job>")
         except BaseException:
             pass
-        from .zygote import _child_exit
-        _child_exit(status)
+        exit_job(status)
 
 
 def flush():
@@ -264,16 +264,6 @@ def flush():
             f.flush()
         except BaseException:
             pass
-
-
-def run_code(lang, code, glb, n):
-    """One call's code in the session's globals: Sage is preparsed (Python
-    in a Sage session is not), then run as a cell named after the call, so
-    that tracebacks of functions defined in earlier calls show their own
-    lines."""
-    if glb is None:
-        return 1
-    return cell.run_source(lang, code, glb, "<cell %s>" % n)
 
 
 class ShellInterp(Interp):

@@ -15,6 +15,8 @@ do not (no network, no IPython kernel, nothing outside the workspace)."""
 import os
 import sys
 
+from . import pinfo
+
 # Sage's prompt stripper (sage.repl.interpreter.SagePromptTransformer, an
 # IPython PromptStripper with this pattern), so a pasted doctest runs.
 SAGE_PROMPT = r'^(\s*(:?sage: |\.\.\.\.: ))+'
@@ -382,10 +384,7 @@ class Shell:
         except Exception:
             print("Object `%s` not found." % name)
             return
-        for label, text in _info(obj, source, self.lang == "sage"):
-            if text:
-                print("%s:%s%s" % (label, "\n" if "\n" in text or label in ("Docstring", "Source") else " ",
-                                   text.rstrip("\n")))
+        pinfo.show(obj, source, self.lang == "sage")
 
     def line_pinfo(self, line):
         """x?: the docstring, signature, type and file of x."""
@@ -595,57 +594,6 @@ REFUSED = {
     "cython": "compiling Cython needs a compiler and a writable Sage tree, which the sandbox does not give",
     "fortran": "compiling Fortran needs a compiler, which the sandbox does not give",
 }
-
-
-def _info(obj, source, sage):
-    """(label, text) pairs for x? and x??: as IPython's inspector, with
-    Sage's sageinspect for Sage objects (Cython functions keep their
-    signatures and sources there)."""
-    import inspect
-    doc = sig = src = path = None
-    if sage:
-        from sage.misc import sageinspect
-        try:
-            doc = sageinspect.sage_getdoc(obj)
-        except Exception:
-            doc = None
-        try:
-            sig = sageinspect.sage_getdef(obj)
-            if sig is not None:
-                sig = getattr(obj, "__name__", "") + sig
-        except Exception:
-            sig = None
-        if source:
-            try:
-                src = sageinspect.sage_getsource(obj)
-            except Exception:
-                src = None
-        try:
-            path = sageinspect.sage_getfile(obj) or None
-        except Exception:
-            path = None
-    else:
-        doc = inspect.getdoc(obj)
-        try:
-            sig = getattr(obj, "__name__", "") + str(inspect.signature(obj))
-        except (TypeError, ValueError):
-            sig = None
-        if source:
-            try:
-                src = inspect.getsource(obj)
-            except (TypeError, OSError):
-                src = None
-        try:
-            path = inspect.getfile(obj)
-        except TypeError:
-            path = None
-    out = [("Signature", sig)]
-    if src:
-        out.append(("Source", src))
-    else:
-        out.append(("Docstring", doc or "<no docstring>"))
-    out += [("File", path), ("Type", type(obj).__name__)]
-    return out
 
 
 def display_text(value):

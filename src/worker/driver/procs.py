@@ -245,3 +245,13 @@ class Procs:
                 return "processes of a job could not be reaped"
             time.sleep(0.0005)
         return None
+
+
+def split_status(status):
+    """(exit code, signal) of a wait status: (code, 0) when it exited,
+    (-1, signal) when killed, (-1, 0) otherwise."""
+    if os.WIFEXITED(status):
+        return os.WEXITSTATUS(status), 0
+    if os.WIFSIGNALED(status):
+        return -1, os.WTERMSIG(status)
+    return -1, 0

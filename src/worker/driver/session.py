@@ -29,7 +29,6 @@ session's code cannot patch it, read it, or interrupt it.
 The host trusts none of it beyond this one session (every session is a
 sandbox of its own): it holds its own deadlines and caps, and kills the
 whole sandbox when the controller misbehaves or dies."""
-import errno
 import fcntl
 import json
 import os
@@ -38,30 +37,18 @@ import signal
 import sys
 import time
 
-from . import cell, confine, figures, files, magics, procs
+from . import background, cell, confine, figures, files, magics, procs
 from .channel import Channel, Malformed
 from .interp import PyInterp, ShellInterp
 
 FD_FLOOR = 200          # the protocol's fds are moved up here, away from 0-2
 CHUNK = 1 << 16         # the most bytes in one out or data frame
-JOB_EXIT_GRACE = 0.3    # a job's output may stay open this long after it exited
 IDLE_BEFORE_WARMUP = 0.05  # idle this long (no call, no job) before a warm-up step
 STATUS_LINE_MAX = 256   # a status line longer than this is garbage
 # Signals the controller never takes (the session's code runs as the same
 # user; where Landlock has no signal scope it could otherwise stop us).
 BLOCKED = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2,
            signal.SIGALRM, signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU}
-
-
-class Job:
-    def __init__(self, jid, out_path, err_path, fds):
-        self.id, self.paths = jid, (out_path, err_path)
-        self.streams = fds          # fd -> "stdout" | "stderr"
-        self.pid = None
-        self.waiter = None          # a shell job's waiting subshell (interp.py)
-        self.status = None
-        self.ended_at = None
-        self.killed = False
 
 
 class Controller:
@@ -282,7 +269,7 @@ class Controller:
 
     def on_interp_gone(self, status):
         """The interpreter ended (exit, exit(), a signal, the OOM killer)."""
-        code, sig = split_status(status)
+        code, sig = procs.split_status(status)
         how = ("exited with status %d" % code) if sig == 0 else ("was killed by signal %d" % sig)
         what = "shell" if self.lang == "shell" else "interpreter"
         if self.call is not None:
@@ -315,11 +302,11 @@ class Controller:
             self.interp_used = True
             self.reply_after(rid, lambda: (self.restart("reset"), {})[1])
         elif t == "job":
-            self.on_job(rid, hdr)
+            background.start(self, rid, hdr)
         elif t == "jobkill":
             j = self.jobs.get(rid)
             if j:
-                self.kill_job(j)
+                background.kill(self, j)
         elif t == "write":
             data = self.ch.exact(int(hdr["code_bytes"]))
             self.reply_after(rid, lambda: dict(zip(("path", "bytes"), self.ws.write(hdr.get("path"), data,
@@ -368,29 +355,6 @@ class Controller:
             except BrokenPipeError:
                 pass  # it died: its status says how (on_interp_gone)
 
-    def on_job(self, rid, hdr):
-        code = self.ch.exact(int(hdr["code_bytes"]))
-        if self.call is not None or rid in self.jobs:
-            self.send({"type": "reply", "id": rid, "ok": False, "error": "the session is busy"})
-            return
-        out_p = os.path.join(self.private, "job-%d.out" % rid)
-        err_p = os.path.join(self.private, "job-%d.err" % rid)
-        fds = {}
-        for p, name in ((out_p, "stdout"), (err_p, "stderr")):
-            os.mkfifo(p, 0o600)
-            # Read ends first, non-blocking: the job's open for writing
-            # then never blocks.
-            fds[os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)] = name
-        self.jobs[rid] = Job(rid, out_p, err_p, fds)
-        self.interp_used = True
-        if self.lang == "shell":
-            path = os.path.join(self.private, "job-%d.sh" % rid)
-            with open(path, "wb") as f:
-                f.write(code)
-            self.interp.job(rid, path, out_p, err_p)
-        else:
-            self.interp.send({"op": "job", "id": rid, "lang": hdr.get("lang"), "out": out_p, "err": err_p}, code)
-
     def on_status_line(self, line):
         parts = line.split()
         if len(parts) == 2 and parts[0] == b"done" and parts[1].isdigit() and self.call is not None:
@@ -402,93 +366,13 @@ class Controller:
                 j.waiter = int(parts[3]) if len(parts) == 4 else None
                 self.send({"type": "started", "id": j.id})
                 if j.killed:
-                    self.kill_job(j)  # cancelled before its start was reported
+                    background.kill(self, j)  # cancelled before its start was reported
         elif len(parts) == 4 and parts[0] == b"ended" and all(p.isdigit() for p in parts[1:]):
             j = self.jobs.get(int(parts[1]))
             if j is not None and j.pid == int(parts[2]) and j.status is None:
                 j.status = (int(parts[3]) & 0xff) << 8  # as an exit: the shell's $?
                 j.ended_at = time.monotonic()
         # anything else: the session's own code wrote there; ignored
-
-    # -- jobs
-    def kill_job(self, j):
-        """SIGKILL a job: its process, its process group and its session (a
-        shell job is a group in the shell's session; a Python job a session
-        of its own). A job whose start was not reported (yet) is found by
-        its output fifos: what holds them open, with their groups; should
-        its report still come, it is killed then (on_status_line)."""
-        j.killed = True
-        if j.pid is not None:
-            roots = {j.pid: j.pid}
-        else:
-            roots = {p: procs.group_of(p) for p in procs.holding(j.paths)}
-        spared = set() if self.interp is None else {self.interp.pid}
-
-        def victims():
-            # tree(): what a Python job detached (setsid, double fork)
-            # stays below its root, a subreaper (issue 24: job_cancel left
-            # a setsid grandchild running)
-            found = set()
-            for p, group in roots.items():
-                found |= {p} | procs.in_session(p) | procs.tree({p})
-                if group is not None and group not in spared:
-                    found |= procs.in_group(group)
-            return found - spared
-        procs.kill_until_gone(victims)
-
-    def check_jobs(self, now):
-        # A shell job's waiter is reparented to us (interp.py): once reaped,
-        # its status is of no use.
-        self.waiters -= {w for w in self.waiters if self.procs.reaped.pop(w, None) is not None}
-        for j in list(self.jobs.values()):
-            if j.status is None and j.pid is not None and j.pid in self.procs.reaped:
-                j.status = self.procs.reaped.pop(j.pid)
-                j.ended_at = now
-            elif (j.status is None and j.pid is not None and not j.streams and not _exists(j.pid)
-                  and not (j.waiter and _exists(j.waiter)) and not self.status_from_waiter(j)):
-                # A shell job's status comes from the subshell that waits
-                # for it (interp.py). Where that subshell is gone without
-                # saying (the session's code killed it, or replaced
-                # __sb_job), bash reaped the job and its status is lost:
-                # its output has ended and it is gone, so it is over, with
-                # an unknown status (-1), not "running".
-                self.procs.reap()
-                if j.pid in self.procs.reaped:
-                    j.status = self.procs.reaped.pop(j.pid)
-                else:
-                    j.status = UNKNOWN_STATUS
-                j.ended_at = now
-            elif j.status is None and j.pid is None and j.killed and not j.streams:
-                # Killed before its start was reported, and its output has
-                # ended (what held it is gone): over, its status unknown.
-                j.status = UNKNOWN_STATUS
-                j.ended_at = now
-            if j.status is not None and j.streams and now >= j.ended_at + JOB_EXIT_GRACE:
-                self.kill_job(j)  # its leftovers held the output open
-                for fd in list(j.streams):
-                    self.relay(fd, j.streams[fd], j.id)
-                    os.close(fd)
-                    del j.streams[fd]
-            if j.status is not None and not j.streams:
-                for p in j.paths:
-                    try:
-                        os.unlink(p)
-                    except OSError:
-                        pass
-                del self.jobs[j.id]
-                if j.waiter:
-                    self.waiters.add(j.waiter)
-                code, sig = split_status(j.status)
-                self.send({"type": "done", "id": j.id, "exit_code": code, "signal": sig, "killed": j.killed})
-
-    def status_from_waiter(self, j):
-        """Whether j's status has come, after reading what waits on the
-        status pipe: a waiter writes its line before it exits, so once it
-        is gone, its line is there."""
-        lines = self.read_status() if self.interp is not None else None
-        for line in lines or ():
-            self.on_status_line(line)
-        return j.status is not None
 
     # -- files
     def read_file(self, rid, hdr):
@@ -534,11 +418,11 @@ class Controller:
             timeout = None
             # (a shell job with no waiter, whose output has ended, is looked
             # at again: nothing else wakes us when bash reaps it, and
-            # check_jobs tells when it is gone. A waiter's line, and a
+            # background.check tells when it is gone. A waiter's line, and a
             # Python job's or an orphaned job's exit, wake us themselves.)
             if any(j.status is not None or (self.lang == "shell" and j.pid is not None and j.waiter is None
                                             and not j.streams) for j in self.jobs.values()):
-                timeout = JOB_EXIT_GRACE / 2
+                timeout = background.JOB_EXIT_GRACE / 2
             idle = self.call is None and not self.jobs
             if self.warmups and idle:
                 timeout = IDLE_BEFORE_WARMUP
@@ -582,13 +466,13 @@ class Controller:
                         # this interpreter (never a busy loop on the hangup)
                         os.close(fd)
                         it.fig_r = -1
-                elif isinstance(what, Job) and what.id in self.jobs and fd in what.streams:
+                elif isinstance(what, background.Job) and what.id in self.jobs and fd in what.streams:
                     if not self.relay(fd, what.streams[fd], what.id):
                         os.close(fd)
                         del what.streams[fd]
                 if self.interp is not it:
                     break  # restarted: its fds are gone
-            self.check_jobs(time.monotonic())
+            background.check(self, time.monotonic())
 
     def on_status_eof(self):
         """The status pipe closed: the interpreter exited (its status says
@@ -637,28 +521,6 @@ def pending(fd):
         return p(fd)
     except OSError:
         return 0
-
-
-UNKNOWN_STATUS = 0x7f  # neither exited nor signalled: split_status gives (-1, 0)
-
-
-def _exists(pid):
-    """Whether pid is a live process or a zombie of ours (not yet reaped)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    return True
-
-
-def split_status(status):
-    if os.WIFEXITED(status):
-        return os.WEXITSTATUS(status), 0
-    if os.WIFSIGNALED(status):
-        return -1, os.WTERMSIG(status)
-    return -1, 0
 
 
 def run_session(lang, shell, own_pidns, workspace, limits_json):

@@ -5,8 +5,6 @@ framed protocol (channel.py) on its stdin/stdout; docs/WARM.md has it:
   host -> worker:  run {id, lang, timeout_ms, max_output, limits,
                         code_bytes, exit_grace_ms, max_figure_bytes,
                         figures} + code_bytes raw bytes
-                        (protocol v1: no code_bytes, the code is the frame's
-                        payload; still accepted)
                    cancel {id}
   worker -> host:  ready {pid, kind, python, sage, import_error, sandboxed}
                    started {id}        the child has its code: the job began
@@ -24,50 +22,24 @@ caps, and kills the whole sandbox when the worker misbehaves.
 
 A fresh sandbox (fresh isolation) runs the same worker for one job
 (one_job): no janitor, spare or warm-up, the job may arrive before `ready`,
-and the worker exits after it; the sandbox is discarded."""
+and the worker exits after it; the sandbox is discarded.
+
+This module is the worker itself: its set-up, the serve loop and the
+spares. One job's relay and deadline are job.py; what the child does once
+forked (confine, reseed, pre-touch, run, exit) is child.py."""
 import os
 import sys
 
-from . import cell, confine, figures, magics, memory
-from .channel import Channel, Malformed, discard, pending, _splice
+from . import cell, child, confine, figures, job, magics
+from .channel import Channel, Malformed
+from .child import GO, us as _us
 from .janitor import Janitor
-from .procs import Procs, REAP_GRACE, exiting_status, is_exiting
+from .procs import Procs, is_exiting
 from .warmup import SAGE_WARMUPS
 from . import warmup
 
 FD_FLOOR = 200          # protocol fds are moved up here, away from 0-2
-CHUNK = 1 << 16         # the most bytes of output in one `out` frame
-EXIT_GRACE_MS = 300     # pipes held open after the job's exit (as fresh);
-                        # the host's exit_grace_ms overrides it
 IDLE_BEFORE_WARMUP = 0.05
-JOB_FRAME_MAX = 1 << 16  # the frame a spare gets on its job pipe
-# A child's trace stamps (see _job's trace): ready, got_job, code_start,
-# CLOCK_MONOTONIC microseconds, little-endian int64 each.
-CHILD_STAMPS = ("ready", "got_job", "code_start")
-CHILD_STAMP_BYTES = 8 * len(CHILD_STAMPS)
-
-
-def _us():
-    """CLOCK_MONOTONIC in microseconds: the host's clock too (sb_now_us),
-    so the host can place the worker's stamps on its own timeline."""
-    import time
-    return time.monotonic_ns() // 1000
-
-
-# Run by each pre-forked child before its job (see _pretouch), one cell at
-# a time: the first goes the whole way a job's cell goes (preparse,
-# compile, display), the Sage ones pay Sage's copy-on-write faults.
-PRETOUCH = {
-    "sage": ("1\n", "R.<x> = QQ[]\nprint(factor(x^4 - 1))\n", "print(2^10, 1/3 + 1/6, sqrt(2).n())\n"),
-    "python": ("1\n",),
-}
-# A run frame that came within this long after the worker was ready for it
-# counts as a call back to back (_job forks the next spare meanwhile); a
-# model thinks for seconds between calls.
-BACK_TO_BACK_US = 20000
-# The byte that lets a spare go on from its set-up to its pre-touch: sent
-# once the sandbox has been reset after the previous job (_go).
-GO = b"G"
 
 
 class Worker:
@@ -112,11 +84,11 @@ class Worker:
         # for a trace, spares get a pipe for their own stamps, and the
         # between-jobs work is timed (reported with the next job).
         self.trace = False
-        self.import_w = -1         # a fresh child's end of its import pipe (_fork_spare)
+        self.import_w = -1         # a fresh child's end of its import pipe (fork_spare)
         self.between = {}
         self.back_to_back = False
         self.jobs_done = 0
-        self._stamp_buf = bytearray(CHILD_STAMP_BYTES)
+        self.stamp_buf = bytearray(child.CHILD_STAMP_BYTES)  # (job._child_stamps)
 
     def _job_cgroup_fd(self, fcntl):
         """The cgroup.procs of the jobs' cgroup (the native backend's
@@ -132,29 +104,11 @@ class Worker:
         os.close(fd)
         return self._own(high)
 
-    def _join_job_cgroup(self):
-        """In the child, after its pre-touch and before the job's code: into
-        the jobs' cgroup. None, or why it could not (then the job must not
-        run: never with the worker's larger share). A move can wait for an
-        RCU grace period (the cgroup's threadgroup lock), ~6 ms on an idle
-        machine: a spare that pre-touched has paid it before its job came."""
-        if self.job_cgroup < 0:
-            return None
-        try:
-            os.write(self.job_cgroup, b"0")  # "0": the writing process
-            os.close(self.job_cgroup)
-        except OSError as e:
-            return ("sagebox: the job was not run: its process could not join the cgroup that "
-                    "holds each job to the `cpus` limit (%s). Report this with the output of "
-                    "`sagebox status`.\n" % (e.strerror,))
-        self.job_cgroup = -1
-        return None
-
     def _own(self, fd):
         self.private.add(fd)
         return fd
 
-    def _close(self, fd):
+    def close(self, fd):
         self.private.discard(fd)
         os.close(fd)
 
@@ -233,7 +187,7 @@ class Worker:
                 # for calls back to back: they are CPU-bound by fork,
                 # teardown and copy-on-write, not by waiting.)
                 t = _us()
-                sp = self._fork_spare()
+                sp = self.fork_spare()
                 self.spares.append(sp)
                 self.between["spare_fork_us"] = _us() - t
                 self._go(sp)  # (the reset is done: serve runs it after each job)
@@ -247,11 +201,11 @@ class Worker:
             t = hdr.get("type")
             # Calls back to back: the next one was already waiting (the
             # worker was hardly idle) after an earlier job. Then the next
-            # spare is forked while this job runs (see _job). Not for the
+            # spare is forked while this job runs (see job.run). Not for the
             # first job: a one-shot `sagebox run` has no next one.
-            self.back_to_back = self.jobs_done > 0 and _us() - idle_from < BACK_TO_BACK_US
+            self.back_to_back = self.jobs_done > 0 and _us() - idle_from < job.BACK_TO_BACK_US
             if t == "run":
-                self._job(hdr, payload)
+                job.run(self, hdr, payload)
                 self.jobs_done += 1
                 t = _us()
                 self._reset()
@@ -274,7 +228,7 @@ class Worker:
             return 0
         if hdr.get("type") != "run":
             raise Malformed("unexpected frame %r" % (hdr.get("type"),))
-        self._job(hdr, payload)
+        job.run(self, hdr, payload)
         return 0
 
     def _reset(self):
@@ -284,14 +238,14 @@ class Worker:
             self.dirty = self.dirty or self.janitor.ask({"op": "reset", "job_work": self.job_work})
 
     # -- the spare: the next job's child, forked and set up ahead of time
-    def _fork_spare(self, pretouch_after=0.0):
+    def fork_spare(self, pretouch_after=0.0):
         """Fork the child the next job will run in, off the job's critical
         path: it sets itself up and waits for its job on a private pipe.
         pretouch_after: how long after its go it waits for a job before it
         pre-touches (None: a job is already here, no time to pre-touch)."""
         fds = {}
         # "import": a fresh sandbox's child imports Sage itself and says on
-        # this pipe when the import is over (see _import_died)
+        # this pipe when the import is over (see job._import_died)
         importing = self.one_job and self.kind == "sage"
         names = ("job", "out", "err", "fig") + (("trace",) if self.trace else ()) + (("import",) if importing else ())
         work = self.base
@@ -310,7 +264,7 @@ class Worker:
             # is fatal)
             for pair in fds.values():
                 for fd in pair:
-                    self._close(fd)
+                    self.close(fd)
             if work != self.base:
                 os.rmdir(work)
             raise
@@ -318,11 +272,11 @@ class Worker:
             keep = (fds["job"][0], fds["out"][1], fds["err"][1], fds["fig"][1])
             trace_w = fds["trace"][1] if self.trace else -1
             self.import_w = fds["import"][1] if importing else -1
-            self._child(work, keep, [fd for fd in self.private
-                                     if fd not in keep and fd not in (trace_w, self.job_cgroup, self.import_w)],
-                        pretouch_after, trace_w)
+            child.run(self, work, keep, [fd for fd in self.private
+                                         if fd not in keep and fd not in (trace_w, self.job_cgroup, self.import_w)],
+                      pretouch_after, trace_w)
         for name in names:
-            self._close(fds[name][1] if name != "job" else fds[name][0])
+            self.close(fds[name][1] if name != "job" else fds[name][0])
         return {"pid": pid, "job_w": fds["job"][1], "out_r": fds["out"][0],
                 "err_r": fds["err"][0], "fig_r": fds["fig"][0], "work": work, "go": False,
                 "trace_r": fds["trace"][0] if self.trace else -1,
@@ -332,7 +286,7 @@ class Worker:
         """Let a spare go on to its pre-touch. Only once the sandbox has
         been reset after the previous job: the pre-touch runs Sage, which
         may read files under /tmp, and must not read what a job left
-        there. (A spare that died meanwhile is found by _take_spare.)"""
+        there. (A spare that died meanwhile is found by take_spare.)"""
         if not sp["go"]:
             sp["go"] = True
             try:
@@ -347,7 +301,7 @@ class Worker:
         import signal
         self.spares.remove(sp)
         for fd in self._spare_fds(sp):
-            self._close(fd)
+            self.close(fd)
         pid = sp["pid"]
         if pid > 0 and pid not in self.procs.reaped:  # never kill(-1) or kill(0)
             try:
@@ -363,7 +317,7 @@ class Worker:
         for sp in list(self.spares):
             self._drop_spare(sp)
 
-    def _take_spare(self):
+    def take_spare(self):
         """The oldest spare that is alive, not exiting and not stopped (a
         job may have signalled it where Landlock cannot scope signals), or
         a new one."""
@@ -381,450 +335,10 @@ class Worker:
                 pass
             self._go(sp)  # (called after the previous job's reset)
             return sp
-        sp = self._fork_spare(pretouch_after=None)
+        sp = self.fork_spare(pretouch_after=None)
         self._go(sp)
         return sp
 
-    def _hand_over(self, sp, hdr, payload):
-        """Give the waiting child its job: a small frame, then the code,
-        moved from the channel straight into the child's pipe (protocol
-        v2) so that the worker never holds it. A v1 run frame carried the
-        code inside (payload), already in our memory: written as is."""
-        k = hdr.get("code_bytes")
-        raw = isinstance(k, int) and not isinstance(k, bool) and k >= 0
-        if not raw:
-            k = len(payload)
-        left = k if raw else 0
-        try:
-            Channel(-1, sp["job_w"]).send({"lang": hdr["lang"], "limits": hdr.get("limits") or {},
-                                          "figures": hdr.get("figures"), "code_bytes": k})
-            if not raw:
-                Channel(-1, sp["job_w"])._write(payload)
-            while left > 0:
-                n = _splice(self.ch.rfd, sp["job_w"], min(left, 1 << 20))
-                if n == 0:
-                    raise EOFError("the host closed the channel")
-                left -= n
-        except BrokenPipeError:
-            # the spare died (its wait status says how); the rest of the
-            # code must still leave the channel, unread
-            if left:
-                discard(self.ch.rfd, left)
-        self._close(sp["job_w"])
-
-    # -- one job
-    def _job(self, hdr, payload):
-        import select
-        import time
-        jid = hdr.get("id")
-        lang = hdr.get("lang")
-        if not isinstance(jid, int) or lang not in ("sage", "python", "shell"):
-            raise Malformed("bad run frame")
-        timeout = max(int(hdr["timeout_ms"]), 1) / 1000.0
-        max_output = int(hdr["max_output"])
-        max_figures = hdr.get("max_figure_bytes")
-        if not isinstance(max_figures, int) or isinstance(max_figures, bool):
-            max_figures = max_output
-        grace = hdr.get("exit_grace_ms")
-        exit_grace = (grace if isinstance(grace, int) and 0 <= grace <= 60000 else EXIT_GRACE_MS) / 1000.0
-        # Statuses of the last job's processes are forgotten; a spare's is
-        # kept, so that _take_spare sees a spare that died (or was killed).
-        spare_pids = {sp["pid"] for sp in self.spares}
-        self.procs.reaped = {p: st for p, st in self.procs.reaped.items() if p in spare_pids}
-        # Debug timing: CLOCK_MONOTONIC microseconds (see _us), reported in
-        # the done frame; the host prints them (SAGEBOX_WARM_TRACE).
-        trace = None
-        if hdr.get("trace") is True:
-            self.trace = True
-            trace = {"recv": _us(), **self.between}
-        sp = self._take_spare()
-        if trace is not None:
-            trace["spare_taken"] = _us()
-        pid = sp["pid"]
-        self.job_work = sp["work"]
-        start = time.monotonic()
-        deadline = start + timeout
-        self._hand_over(sp, hdr, payload)
-        del payload
-        if trace is not None:
-            trace["handed"] = _us()
-        self.ch.send({"type": "started", "id": jid})
-        keep = [sp["pid"] for sp in self.spares] + ([self.janitor.pid] if self.janitor else [])
-        # The next job's child: when calls come back to back, forked now,
-        # while this job runs (the fork's cost overlaps the job, on the
-        # other CPU when there is one); it waits for its go until the
-        # sandbox has been reset after this job, so nothing this job leaves
-        # reaches it (it reads no file before its go). When calls are
-        # spaced, it is forked after this job (serve), off every call's
-        # path and not beside a job.
-        if self.back_to_back and not self.spares and not self.warmups:
-            t = _us()
-            try:
-                # When the next call comes back to back too, it finds this
-                # child waiting, not in the middle of a pre-touch cell (the
-                # job then pays those faults itself, as the cell would have).
-                self.spares.append(self._fork_spare(pretouch_after=BACK_TO_BACK_US / 1e6))
-                keep.append(self.spares[-1]["pid"])
-            except OSError:
-                pass  # (this job holds the pids or memory: forked after it)
-            if trace is not None:
-                trace["spare_fork_in_job_us"] = _us() - t
-        streams = {sp["out_r"]: "stdout", sp["err_r"]: "stderr", sp["fig_r"]: "figures"}
-        limits = {sp["out_r"]: max_output, sp["err_r"]: max_output, sp["fig_r"]: max_figures}
-        totals = dict.fromkeys(streams, 0)
-        status = None
-        ended_at = killed_at = None
-        timed_out = cancelled = flooded = False
-        poller = select.poll()
-        for fd in list(streams) + [self.ch.rfd, self.wake_r]:
-            poller.register(fd, select.POLLIN)
-
-        def kill():
-            nonlocal killed_at
-            if killed_at is None:
-                killed_at = time.monotonic()
-            self.dirty = self.dirty or self.procs.sweep(keep)
-
-        while True:
-            now = time.monotonic()
-            if status is None and pid in self.procs.reaped:
-                status = self.procs.reaped.pop(pid)
-            if status is None and not streams:
-                # Its output is closed: if it is exiting, the kernel
-                # already knows the status; no need to wait until its copy
-                # of the worker's address space is torn down.
-                status = exiting_status(pid)
-            if status is not None and ended_at is None:
-                ended_at = now
-                if trace is not None:
-                    trace["ended"] = _us()
-            if status is not None and not streams:
-                break
-            if killed_at is None and now >= deadline:
-                timed_out = True
-                kill()
-                continue
-            if ended_at is not None and streams and killed_at is None and now >= ended_at + exit_grace:
-                kill()
-                continue
-            if killed_at is not None and now >= killed_at + REAP_GRACE:
-                self.dirty = "processes of a job could not be killed"
-                break
-            if killed_at is not None:
-                wake = killed_at + REAP_GRACE
-            elif ended_at is not None:
-                wake = ended_at + exit_grace
-            else:
-                wake = deadline
-            for fd, ev in poller.poll(max(0, int((wake - now) * 1000)) + 1):
-                if fd in streams:
-                    n = pending(fd)
-                    if n == 0:
-                        if ev & (select.POLLHUP | select.POLLERR):  # the end of that stream
-                            poller.unregister(fd)
-                            del streams[fd]
-                            self._close(fd)
-                        continue
-                    n = min(n, CHUNK)
-                    if trace is not None and "first_out" not in trace:
-                        trace["first_out"] = _us()
-                    totals[fd] += n
-                    # The job's output goes from its pipe to the host
-                    # without passing through the worker's memory.
-                    self.ch.send_spliced({"type": "out", "id": jid, "stream": streams[fd]}, fd, n)
-                    if totals[fd] > limits[fd] and not flooded:
-                        flooded = True
-                        kill()
-                elif fd == self.ch.rfd:
-                    try:
-                        h, _ = self.ch.recv()
-                    except EOFError:
-                        # The host sends nothing more (a fresh sandbox's
-                        # host may close it after the job): the job goes on.
-                        poller.unregister(fd)
-                        continue
-                    if h.get("type") != "cancel":
-                        raise Malformed("unexpected frame %r during a job" % (h.get("type"),))
-                    if h.get("id") == jid and not cancelled:
-                        cancelled = True
-                        kill()
-                elif fd == self.wake_r:
-                    try:
-                        os.read(self.wake_r, 4096)
-                    except BlockingIOError:
-                        pass
-                    self.procs.reap()
-        for fd in streams:
-            self._close(fd)
-        # Whatever the job started and left behind dies now, before the
-        # result goes out: daemons, setsid'd grandchildren, stopped
-        # processes. (The job's own process may still be tearing down its
-        # copy of the worker's memory; it runs no code any more.)
-        if trace is not None:
-            trace["streams_closed"] = _us()
-        self.dirty = self.dirty or self.procs.sweep(keep, wait_for=lambda p: p != pid or status is None)
-        if trace is not None:
-            trace["swept"] = _us()
-            trace.update(self._child_stamps(sp))
-        if sp["trace_r"] >= 0:
-            self._close(sp["trace_r"])
-        if status is None:
-            status = self.procs.reaped.pop(pid, None)
-        if sp["import_r"] >= 0:
-            if status is not None and not (timed_out or cancelled or flooded):
-                self._import_died(sp["import_r"], jid, status, hdr.get("limits"))
-            self._close(sp["import_r"])
-        exit_code, sig = -1, 0
-        if status is None:
-            self.dirty = self.dirty or "lost the exit status of a job"
-        elif os.WIFEXITED(status):
-            exit_code = os.WEXITSTATUS(status)
-        elif os.WIFSIGNALED(status):
-            sig = os.WTERMSIG(status)
-        done = {"type": "done", "id": jid, "exit_code": exit_code, "signal": sig,
-                "timed_out": timed_out, "cancelled": cancelled, "flooded": flooded}
-        if trace is not None:
-            trace["done"] = _us()
-            done["trace"] = trace
-        self.ch.send(done)
-
-    def _import_died(self, import_r, jid, status, limits):
-        """A fresh sandbox's child that ended before its Sage import was
-        over (no byte on its import pipe) never ran the job's code, and may
-        have had no memory left to say why: under a tight memory limit
-        Sage's import can fail in C code that crashes, or leaves Python
-        unable to format the error. Say it for it."""
-        try:
-            os.set_blocking(import_r, False)
-            if os.read(import_r, 1):
-                return  # the import was over: the job said what happened
-        except OSError:
-            pass
-        import signal
-        if os.WIFSIGNALED(status):
-            sig = os.WTERMSIG(status)
-            try:
-                name = signal.Signals(sig).name
-            except ValueError:  # a real-time signal past SIGRTMIN has no name of its own
-                name = signal.strsignal(sig) or "?"
-            how = "was killed by signal %d (%s)" % (sig, name)
-        else:
-            how = "exited with status %d" % (os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1)
-        mem = (limits or {}).get("memory_bytes")
-        why = ("\nsagebox: the job's process %s while it imported Sage, before the job's code ran" % how)
-        if isinstance(mem, int) and mem > 0:
-            why += (", under a memory limit of %d MiB: most likely Sage ran out of memory as it started. "
-                    "Raise the memory limit (the memory setting).\n" % (mem >> 20))
-        else:
-            why += ".\n"
-        self.ch.send({"type": "out", "id": jid, "stream": "stderr"}, why.encode())
-
-    def _child_stamps(self, sp):
-        """The stamps the child wrote before its code ran (it closed the
-        pipe then: the job itself never had it). Read into a fixed buffer
-        that is wiped, as procs.stat_fields does."""
-        import struct
-        if sp["trace_r"] < 0:
-            return {}
-        buf = self._stamp_buf
-        try:
-            os.set_blocking(sp["trace_r"], False)
-            n = os.readv(sp["trace_r"], [buf])
-        except OSError:
-            n = 0
-        try:
-            if n != CHILD_STAMP_BYTES:
-                return {}
-            return {"child_" + k: v for k, v in zip(CHILD_STAMPS, struct.unpack("<3q", buf))}
-        finally:
-            buf[:] = bytes(CHILD_STAMP_BYTES)
-
-    # -- the child: becomes the job
-    def _child(self, work, keep, close, pretouch_after=0.0, trace_w=-1):
-        import signal
-        job_r, out_w, err_w, fig_w = keep
-        status = 1
-        try:
-            # Stops: user code writing frames into the protocol channel,
-            # reading the next job's code or another job's output: none of
-            # the worker's own fds remain.
-            for fd in close:
-                os.close(fd)
-            signal.set_wakeup_fd(-1)
-            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-            # Its own session and process group, no controlling terminal
-            # (the fresh sandbox's command is setsid'd too).
-            os.setsid()
-            confine.prefer_oom_kill()
-            confine.scope_signals_and_sockets()
-            # Fresh seeds now, ahead of the go (getrandom(2) only, no file):
-            # in a new fork they cost ~15 ms of copy-on-write faults, paid
-            # before the job arrives (for a spare forked during a job back
-            # to back, while that job still runs).
-            self._reseed()
-            if os.read(job_r, len(GO)) != GO:
-                os._exit(0)  # dropped before its go
-            if pretouch_after is not None:
-                self._pretouch(job_r, pretouch_after)
-            # After the pre-touch, so that it never spends the job's quota
-            # (a job that came during it joins now, as it would have).
-            cgroup_error = self._join_job_cgroup()
-            # What the job may add to is what it inherits (read here, before
-            # the job: nothing allocates much between now and its code).
-            data_bytes = memory.status_kib("VmData") * 1024
-            stamps = [_us()]
-            try:
-                jch = Channel(job_r, -1, max_in=JOB_FRAME_MAX)
-                hdr, _ = jch.recv()
-                code = jch.exact(int(hdr["code_bytes"]))
-            except (EOFError, ValueError, KeyError, TypeError):
-                os._exit(0)  # not needed after all
-            stamps.append(_us())
-            os.close(job_r)
-            if cgroup_error is not None:
-                os.write(err_w, cgroup_error.encode())
-                os._exit(125)  # SB_EXIT_SANDBOX: the sandbox failed, not the code
-            # Until here it was undumpable like the worker: while it waits,
-            # the job running before it cannot ptrace it or patch its
-            # memory through /proc. Now it is an ordinary process.
-            confine.set_dumpable(True)
-            lang = hdr["lang"]
-            os.chdir(work)
-            limits = dict(hdr.get("limits") or {})
-            if self.one_job:
-                # The sandbox's own limits are the job's (and Sage is still
-                # to be imported here): no RLIMIT_DATA on top.
-                limits.pop("memory_bytes", None)
-            confine.apply_job_limits(limits, data_bytes)
-            os.dup2(self.null, 0)
-            os.dup2(out_w, 1)
-            os.dup2(err_w, 2)
-            for fd in (self.null, out_w, err_w):
-                os.close(fd)
-            code = code.decode("utf-8", "replace")
-            if trace_w >= 0:
-                # written and closed before the job's code runs
-                import struct
-                try:
-                    os.write(trace_w, struct.pack("<3q", *stamps, _us()))
-                except OSError:
-                    pass
-                os.close(trace_w)
-            # Besides fds 0-2, the job holds only its figure pipe
-            # (close-on-exec: no program it runs inherits it).
-            figures.begin(fig_w, hdr.get("figures"))
-            status = self._child_run(lang, code)
-        except BaseException:
-            try:
-                cell.print_user_traceback()
-            except BaseException:
-                pass
-        _child_exit(status)
-
-    def _pretouch(self, job_r, after):
-        """Run typical small cells here, after the go and before the job,
-        while fds 1 and 2 are still /dev/null: the copy-on-write faults and
-        cold caches that every child of the worker would otherwise pay at
-        the start of its job are paid while it waits. One cell at a time,
-        and no more once the job is here (it pays the rest itself, no
-        later than it would have). Not before `after` seconds have passed
-        without a job: a job that comes while a cell runs waits for it."""
-        import builtins
-        import linecache
-        import select
-        if self.kind == "sage" and self.glb is None:
-            return
-        glb = self.glb if self.glb is not None else cell.python_globals()
-        for src in PRETOUCH[self.kind]:
-            if select.select([job_r], [], [], after)[0]:
-                break
-            after = 0
-            try:
-                # Its names go to a dict of its own: the job gets the
-                # pristine namespace itself, not a copy (copying it would
-                # write a reference count into every Sage object's page,
-                # ~1,500 copy-on-write faults: docs/WARM.md).
-                cell.run_cell(cell.sage_preparse(src) if self.glb is not None else src, glb, loc={})
-            except BaseException:
-                pass
-        # as the worker left them (run_cell's display and traceback source)
-        builtins.__dict__.pop("_", None)
-        linecache.cache.pop(cell.CELL, None)
-        for f in (sys.stdout, sys.stderr):
-            f.flush()
-
-    def _reseed(self):
-        # Each child would otherwise repeat the worker's random numbers.
-        if "sage.misc.randstate" in sys.modules:
-            sys.modules["sage.misc.randstate"].set_random_seed()
-        if "numpy.random" in sys.modules:
-            sys.modules["numpy.random"].seed()
-
-    def _import_over(self):
-        """Tell the worker the Sage import is over (failed or not) or was
-        never to be (a job in another language): from here on the job
-        says what happens (_import_died)."""
-        if self.import_w >= 0:
-            try:
-                os.write(self.import_w, b".")
-            except OSError:
-                pass
-            os.close(self.import_w)
-            self.import_w = -1
-
-    def _child_run(self, lang, code):
-        if lang != "sage":
-            self._import_over()
-        def sage_glb():
-            if self.import_error is not None:
-                sys.stderr.write(self.import_error)
-                return None
-            if self.glb is not None:
-                # The worker's pristine namespace, as this child's fork
-                # has it: the job is the only one to run in it.
-                return self.glb
-            # One job (fresh): Sage is imported here, in the job's child,
-            # and its import chatter is not the job's output.
-            fresh = cell.sage_globals_quietly()
-            self._import_over()
-            if fresh is not None:
-                # (not after a failed import: a half-imported randstate or
-                # numpy.random, called with no memory left, may raise where
-                # nothing says why)
-                self._reseed()
-            return fresh
-        return cell.run_code(lang, code, self.shell, sage_glb)
-
-
-def _child_exit(status):
-    """Leave as `python3 file.py` would: wait for non-daemon
-    threads, run atexit handlers, flush. Then close the output and the
-    figure pipe before _exit, so the worker sees the end of the job at once
-    (it reads the status from /proc while the kernel tears down the address
-    space)."""
-    import atexit
-    import threading
-    try:
-        threading._shutdown()
-    except BaseException:
-        pass
-    try:
-        atexit._run_exitfuncs()
-    except BaseException:
-        pass
-    for f in (sys.stdout, sys.stderr):
-        try:
-            f.flush()
-        except BaseException:
-            pass
-    status = status & 0xff if isinstance(status, int) else 1
-    figures.close()
-    for fd in (1, 2):
-        try:
-            os.close(fd)
-        except OSError:
-            pass
-    os._exit(status)
 
 
 def run_worker(kind, shell, own_pidns, warm_budget_mib, one_job=False):

@@ -1,0 +1,251 @@
+"""The job's child: a fork of the warm worker (zygote.py) that becomes one
+job. Forked ahead of its job as a spare, it confines itself, reseeds,
+waits for its go, pre-touches, joins the jobs' cgroup, then reads its job
+from a private pipe (job.py hands it over), runs the code in the pristine
+globals and leaves as `python3 file.py` would (exit_job). A session's
+background job leaves through exit_job too (interp.py).
+
+Everything here runs in the child, after the fork: the worker only forks
+(zygote.Worker.fork_spare calls run). `w` is the worker, as the fork has
+it."""
+import os
+import sys
+
+from . import cell, confine, figures, memory
+from .channel import Channel
+
+JOB_FRAME_MAX = 1 << 16  # the frame a spare gets on its job pipe
+# A child's trace stamps (see job.run's trace): ready, got_job, code_start,
+# CLOCK_MONOTONIC microseconds, little-endian int64 each.
+CHILD_STAMPS = ("ready", "got_job", "code_start")
+CHILD_STAMP_BYTES = 8 * len(CHILD_STAMPS)
+# The byte that lets a spare go on from its set-up to its pre-touch: sent
+# once the sandbox has been reset after the previous job (Worker._go).
+GO = b"G"
+# Run by each pre-forked child before its job (see pretouch), one cell at
+# a time: the first goes the whole way a job's cell goes (preparse,
+# compile, display), the Sage ones pay Sage's copy-on-write faults.
+PRETOUCH = {
+    "sage": ("1\n", "R.<x> = QQ[]\nprint(factor(x^4 - 1))\n", "print(2^10, 1/3 + 1/6, sqrt(2).n())\n"),
+    "python": ("1\n",),
+}
+
+
+def us():
+    """CLOCK_MONOTONIC in microseconds: the host's clock too (sb_now_us),
+    so the host can place the worker's stamps on its own timeline."""
+    import time
+    return time.monotonic_ns() // 1000
+
+
+def run(w, work, keep, close, pretouch_after=0.0, trace_w=-1):
+    """Become the job: keep (job_r, out_w, err_w, fig_w) are the spare's
+    ends of its pipes, close every other fd of the worker. Never returns."""
+    import signal
+    job_r, out_w, err_w, fig_w = keep
+    status = 1
+    try:
+        # Stops: user code writing frames into the protocol channel,
+        # reading the next job's code or another job's output: none of
+        # the worker's own fds remain.
+        for fd in close:
+            os.close(fd)
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        # Its own session and process group, no controlling terminal
+        # (the fresh sandbox's command is setsid'd too).
+        os.setsid()
+        confine.prefer_oom_kill()
+        confine.scope_signals_and_sockets()
+        # Fresh seeds now, ahead of the go (getrandom(2) only, no file):
+        # in a new fork they cost ~15 ms of copy-on-write faults, paid
+        # before the job arrives (for a spare forked during a job back
+        # to back, while that job still runs).
+        reseed()
+        if os.read(job_r, len(GO)) != GO:
+            os._exit(0)  # dropped before its go
+        if pretouch_after is not None:
+            pretouch(w, job_r, pretouch_after)
+        # After the pre-touch, so that it never spends the job's quota
+        # (a job that came during it joins now, as it would have).
+        cgroup_error = join_job_cgroup(w)
+        # What the job may add to is what it inherits (read here, before
+        # the job: nothing allocates much between now and its code).
+        data_bytes = memory.status_kib("VmData") * 1024
+        stamps = [us()]
+        try:
+            jch = Channel(job_r, -1, max_in=JOB_FRAME_MAX)
+            hdr, _ = jch.recv()
+            code = jch.exact(int(hdr["code_bytes"]))
+        except (EOFError, ValueError, KeyError, TypeError):
+            os._exit(0)  # not needed after all
+        stamps.append(us())
+        os.close(job_r)
+        if cgroup_error is not None:
+            os.write(err_w, cgroup_error.encode())
+            os._exit(125)  # SB_EXIT_SANDBOX: the sandbox failed, not the code
+        # Until here it was undumpable like the worker: while it waits,
+        # the job running before it cannot ptrace it or patch its
+        # memory through /proc. Now it is an ordinary process.
+        confine.set_dumpable(True)
+        lang = hdr["lang"]
+        os.chdir(work)
+        limits = dict(hdr.get("limits") or {})
+        if w.one_job:
+            # The sandbox's own limits are the job's (and Sage is still
+            # to be imported here): no RLIMIT_DATA on top.
+            limits.pop("memory_bytes", None)
+        confine.apply_job_limits(limits, data_bytes)
+        os.dup2(w.null, 0)
+        os.dup2(out_w, 1)
+        os.dup2(err_w, 2)
+        for fd in (w.null, out_w, err_w):
+            os.close(fd)
+        code = code.decode("utf-8", "replace")
+        if trace_w >= 0:
+            # written and closed before the job's code runs
+            import struct
+            try:
+                os.write(trace_w, struct.pack("<3q", *stamps, us()))
+            except OSError:
+                pass
+            os.close(trace_w)
+        # Besides fds 0-2, the job holds only its figure pipe
+        # (close-on-exec: no program it runs inherits it).
+        figures.begin(fig_w, hdr.get("figures"))
+        status = _run_job(w, lang, code)
+    except BaseException:
+        try:
+            cell.print_user_traceback()
+        except BaseException:
+            pass
+    exit_job(status)
+
+
+def pretouch(w, job_r, after):
+    """Run typical small cells here, after the go and before the job,
+    while fds 1 and 2 are still /dev/null: the copy-on-write faults and
+    cold caches that every child of the worker would otherwise pay at
+    the start of its job are paid while it waits. One cell at a time,
+    and no more once the job is here (it pays the rest itself, no
+    later than it would have). Not before `after` seconds have passed
+    without a job: a job that comes while a cell runs waits for it."""
+    import builtins
+    import linecache
+    import select
+    if w.kind == "sage" and w.glb is None:
+        return
+    glb = w.glb if w.glb is not None else cell.python_globals()
+    for src in PRETOUCH[w.kind]:
+        if select.select([job_r], [], [], after)[0]:
+            break
+        after = 0
+        try:
+            # Its names go to a dict of its own: the job gets the
+            # pristine namespace itself, not a copy (copying it would
+            # write a reference count into every Sage object's page,
+            # ~1,500 copy-on-write faults: docs/WARM.md).
+            cell.run_cell(cell.sage_preparse(src) if w.glb is not None else src, glb, loc={})
+        except BaseException:
+            pass
+    # as the worker left them (run_cell's display and traceback source)
+    builtins.__dict__.pop("_", None)
+    linecache.cache.pop(cell.CELL, None)
+    for f in (sys.stdout, sys.stderr):
+        f.flush()
+
+
+def reseed():
+    # Each child would otherwise repeat the worker's random numbers.
+    if "sage.misc.randstate" in sys.modules:
+        sys.modules["sage.misc.randstate"].set_random_seed()
+    if "numpy.random" in sys.modules:
+        sys.modules["numpy.random"].seed()
+
+
+def join_job_cgroup(w):
+    """In the child, after its pre-touch and before the job's code: into
+    the jobs' cgroup. None, or why it could not (then the job must not
+    run: never with the worker's larger share). A move can wait for an
+    RCU grace period (the cgroup's threadgroup lock), ~6 ms on an idle
+    machine: a spare that pre-touched has paid it before its job came."""
+    if w.job_cgroup < 0:
+        return None
+    try:
+        os.write(w.job_cgroup, b"0")  # "0": the writing process
+        os.close(w.job_cgroup)
+    except OSError as e:
+        return ("sagebox: the job was not run: its process could not join the cgroup that "
+                "holds each job to the `cpus` limit (%s). Report this with the output of "
+                "`sagebox status`.\n" % (e.strerror,))
+    w.job_cgroup = -1
+    return None
+
+
+def import_over(w):
+    """Tell the worker the Sage import is over (failed or not) or was
+    never to be (a job in another language): from here on the job
+    says what happens (job.import_died)."""
+    if w.import_w >= 0:
+        try:
+            os.write(w.import_w, b".")
+        except OSError:
+            pass
+        os.close(w.import_w)
+        w.import_w = -1
+
+
+def _run_job(w, lang, code):
+    if lang != "sage":
+        import_over(w)
+    def sage_glb():
+        if w.import_error is not None:
+            sys.stderr.write(w.import_error)
+            return None
+        if w.glb is not None:
+            # The worker's pristine namespace, as this child's fork
+            # has it: the job is the only one to run in it.
+            return w.glb
+        # One job (fresh): Sage is imported here, in the job's child,
+        # and its import chatter is not the job's output.
+        fresh = cell.sage_globals_quietly()
+        import_over(w)
+        if fresh is not None:
+            # (not after a failed import: a half-imported randstate or
+            # numpy.random, called with no memory left, may raise where
+            # nothing says why)
+            reseed()
+        return fresh
+    return cell.run_code(lang, code, w.shell, sage_glb)
+
+
+def exit_job(status):
+    """Leave as `python3 file.py` would: wait for non-daemon
+    threads, run atexit handlers, flush. Then close the output and the
+    figure pipe before _exit, so the worker sees the end of the job at once
+    (it reads the status from /proc while the kernel tears down the address
+    space)."""
+    import atexit
+    import threading
+    try:
+        threading._shutdown()
+    except BaseException:
+        pass
+    try:
+        atexit._run_exitfuncs()
+    except BaseException:
+        pass
+    for f in (sys.stdout, sys.stderr):
+        try:
+            f.flush()
+        except BaseException:
+            pass
+    status = status & 0xff if isinstance(status, int) else 1
+    figures.close()
+    for fd in (1, 2):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    os._exit(status)
+
