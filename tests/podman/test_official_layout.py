@@ -7,13 +7,10 @@ suite runs against it too with SB_TEST_LAYOUT=official (meson test
 podman-official-layout)."""
 import os
 import shutil
-import sys
 import tempfile
 
 import pytest
 
-here = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(here, "..", "warm"))
 from mcpclient import MCP  # noqa: E402
 
 import official_layout  # noqa: E402

@@ -6,14 +6,12 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 
 import pytest
 
 from conftest import BIN, VIA_SESSION, run
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import sagelayout  # noqa: E402
 
 
