@@ -215,13 +215,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	sb_http_conn_receiving(h->reaper, q->conn, false);
 	if (q->too_large) {
 		sb_http_resp_clear(&q->r);
-		q->r.status = 413;
-		q->r.content_type = "application/json";
-		char msg[160];
-		snprintf(msg, sizeof msg, "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32600,\"message\":\"Content Too Large: "
-			 "the limit is %zu bytes\"}}", h->opt.limits.max_body);
-		q->r.body = strdup(msg);
-		q->r.body_len = q->r.body ? strlen(q->r.body) : 0;
+		sb_http_core_too_large(h->core, &q->r);
 		return answer_plain(c, q);
 	}
 	sb_http_core_body(h->core, &req, &q->t, q->body.data ? q->body.data : "", q->body.len, &q->r);
