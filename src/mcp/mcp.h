@@ -48,11 +48,6 @@ struct sb_mcp_sink {
 
 /* What a transport knows of a message beyond its bytes. */
 struct sb_mcp_msg_opts {
-	/* The transport says the request is of the 2026-07-28 era even if its
-	 * _meta does not (HTTP: an MCP-Protocol-Version header naming no legacy
-	 * revision), so a request without _meta is refused as malformed
-	 * instead of as "not initialized". */
-	bool modern;
 	/* Request ids are scoped to this message's reply stream (HTTP: each
 	 * POST is its own exchange), so two requests with the same id may be in
 	 * flight on different streams; cancel such a call with
@@ -90,6 +85,11 @@ void sb_mcp_handle_message(struct sb_mcp_client *c, const char *data, size_t len
 /* The same, with what the transport knows of the message (opts may be NULL). */
 void sb_mcp_handle_message_opts(struct sb_mcp_client *c, const char *data, size_t len,
 				const struct sb_mcp_sink *reply, const struct sb_mcp_msg_opts *opts);
+/* The same for a message the transport parsed already (mcp/message.h), so
+ * that it is parsed once. */
+struct sb_mcp_message;
+void sb_mcp_handle_parsed(struct sb_mcp_client *c, const struct sb_mcp_message *m, const struct sb_mcp_sink *reply,
+			  const struct sb_mcp_msg_opts *opts);
 
 /* A message the transport refused to keep because it is longer than max
  * bytes. id: the request id found in it, or NULL. */

@@ -18,6 +18,7 @@
 
 #include "mcp/calls.h"
 #include "mcp/jsonrpc.h"
+#include "mcp/message.h"
 #include "mcp/request.h"
 #include "mcp/revision.h"
 #include "mcp/server.h"
@@ -387,19 +388,14 @@ static void reject(const struct sb_mcp_request *q, int code, const char *msg, js
 	sb_mcp_done(&q->reply);
 }
 
-static bool is_modern(const struct sb_rpc_msg *m, const struct sb_mcp_msg_opts *o)
-{
-	return (o && o->modern) || sb_meta_is_modern(m->params) || !strcmp(m->method, "server/discover");
-}
-
-static void handle_request(struct sb_mcp_client *c, const struct sb_rpc_msg *m, const struct sb_mcp_sink *reply,
-			   const struct sb_mcp_msg_opts *o)
+static void handle_request(struct sb_mcp_client *c, const struct sb_rpc_msg *m, bool modern,
+			   const struct sb_mcp_sink *reply, const struct sb_mcp_msg_opts *o)
 {
 	struct sb_mcp_request q = open_request(c, m, reply, o);
 	const struct method *mt;
 	struct reply r = {0};
 	struct sb_meta meta;
-	if (is_modern(m, o)) {
+	if (modern) {
 		struct sb_meta_error e;
 		q.modern = true;
 		q.stream_logs = false;
@@ -468,26 +464,33 @@ void sb_mcp_handle_message(struct sb_mcp_client *c, const char *data, size_t len
 void sb_mcp_handle_message_opts(struct sb_mcp_client *c, const char *data, size_t len,
 				const struct sb_mcp_sink *reply, const struct sb_mcp_msg_opts *o)
 {
-	struct sb_rpc_msg m;
-	sb_rpc_parse(data, len, &m);
-	switch (m.kind) {
+	struct sb_mcp_message m;
+	sb_mcp_message_parse(data, len, NULL, &m);
+	sb_mcp_handle_parsed(c, &m, reply, o);
+	sb_mcp_message_free(&m);
+}
+
+void sb_mcp_handle_parsed(struct sb_mcp_client *c, const struct sb_mcp_message *msg, const struct sb_mcp_sink *reply,
+			  const struct sb_mcp_msg_opts *o)
+{
+	const struct sb_rpc_msg *m = &msg->rpc;
+	switch (m->kind) {
 	case SB_RPC_REQUEST:
-		handle_request(c, &m, reply, o);
+		handle_request(c, m, msg->modern, reply, o);
 		break;
 	case SB_RPC_NOTIFICATION:
-		handle_notification(c, &m, reply, o);
+		handle_notification(c, m, reply, o);
 		break;
 	case SB_RPC_RESPONSE:
 		sb_mcp_log(c, SB_LOG_DEBUG, "a response arrived, but the server sends no requests: ignored");
 		sb_mcp_done(reply);
 		break;
 	case SB_RPC_INVALID:
-		sb_mcp_log(c, SB_LOG_WARNING, "%s", m.err_msg);
-		sb_mcp_send(reply, sb_rpc_error(m.id, m.err_code, m.err_msg, NULL));
+		sb_mcp_log(c, SB_LOG_WARNING, "%s", m->err_msg);
+		sb_mcp_send(reply, sb_rpc_error(m->id, m->err_code, m->err_msg, NULL));
 		sb_mcp_done(reply);
 		break;
 	}
-	sb_rpc_msg_free(&m);
 }
 
 void sb_mcp_handle_oversize(struct sb_mcp_client *c, size_t len, size_t max, const json_t *id,

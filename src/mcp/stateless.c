@@ -25,12 +25,6 @@ static const json_t *meta_of(const json_t *params)
 	return json_is_object(m) ? m : NULL;
 }
 
-bool sb_meta_is_modern(const json_t *params)
-{
-	json_t *v = json_object_get(meta_of(params), SB_META_PROTOCOL_VERSION);
-	return v && !sb_rev_is_legacy(sb_json_text(v));
-}
-
 __attribute__((format(printf, 3, 4))) static int refuse(struct sb_meta_error *e, int code, const char *fmt, ...)
 {
 	va_list ap;

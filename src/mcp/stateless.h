@@ -33,11 +33,6 @@ struct sb_meta_error {
 	json_t *data;                 /* owned; NULL or the error's data */
 };
 
-/* Whether params choose the modern era: their _meta has a protocolVersion
- * that is not a legacy revision (a legacy revision is agreed on with
- * initialize instead). */
-bool sb_meta_is_modern(const json_t *params);
-
 /* Read a modern request's _meta. Returns 0, or -1 with e filled: a missing
  * or malformed required key is -32602 (Invalid params), a revision this
  * server does not speak is -32022 with {"supported": [...], "requested"}. */

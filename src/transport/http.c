@@ -1,42 +1,19 @@
 #include "transport/http.h"
 
 #include <arpa/inet.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "transport/http_gate.h"
+#include "transport/http_reaper.h"
+#include "transport/http_sse.h"
 #include "util/buf.h"
-#include "util/fd.h"
-
-/* One open connection, for the reaper: a client gets request_timeout_s to
- * send each whole request (headers and body); one that trickles bytes (a
- * slow loris, which resets any idle timer) is cut off instead of holding
- * its thread forever. */
-struct conn {
-	int fd;
-	bool receiving;               /* waiting for (the rest of) a request */
-	bool authed;                  /* a request on it showed a valid token */
-	time_t deadline;
-	struct conn *next;            /* newer first */
-};
-
-/* Connections in libmicrohttpd that have not shown a valid token yet, at
- * most: past it the oldest is closed. Over plain HTTP the gate hands over
- * only connections whose headers are in, which are answered at once; with
- * TLS it cannot read them, and this keeps handshakes that stall from
- * taking the slots of clients that have a token. */
-#define PREAUTH_MAX 64
 
 struct sb_http {
 	struct sb_http_options opt;
@@ -44,25 +21,21 @@ struct sb_http {
 	struct sb_http_core *core;
 	struct MHD_Daemon *daemon;
 	struct sb_http_gate *gate;    /* listens; hands over connections whose headers are in */
+	struct sb_http_reaper *reaper; /* ends slow clients; ticks the core */
 	char *cert, *key;
 	char url[160];
 	atomic_bool stopping;
 	atomic_uint handed;           /* connections handed to libmicrohttpd, not yet closed */
-	pthread_mutex_t conns_lock;
 	pthread_mutex_t log_lock;     /* mhd_log's repeat counter */
 	char log_last[512];
 	time_t log_at;
 	unsigned log_repeats;
-	struct conn *conns;
-	pthread_t reaper;
-	bool reaper_running;
-	int reaper_stop[2];
 };
 
 /* One request between its first and last callback. */
 struct hreq {
 	struct sb_http *h;
-	struct conn *conn;
+	struct sb_http_conn *conn;
 	struct sb_http_ticket t;
 	struct sb_http_resp r;
 	bool head_ok, answered, too_large;
@@ -71,17 +44,7 @@ struct hreq {
 	char peer[64];
 };
 
-/* An SSE response's reader. */
-struct sse {
-	struct sb_http *h;
-	struct sb_http_exchange *x;   /* its own reference */
-	int fd;
-	struct sb_buf out;
-	size_t off;
-	unsigned quiet_s;
-};
-
-static struct conn *conn_of(struct MHD_Connection *c)
+static struct sb_http_conn *conn_of(struct MHD_Connection *c)
 {
 	const union MHD_ConnectionInfo *i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 	return i ? i->socket_context : NULL;
@@ -93,80 +56,19 @@ static int fd_of(struct MHD_Connection *c)
 	return i ? i->connect_fd : -1;
 }
 
-/* A new connection's time to send its first request's headers. */
-static unsigned header_timeout(const struct sb_http *h)
-{
-	return h->opt.request_timeout_s < SB_HTTP_HEADER_TIMEOUT_S ? h->opt.request_timeout_s : SB_HTTP_HEADER_TIMEOUT_S;
-}
-
-static void conn_receiving(struct sb_http *h, struct conn *k, bool on)
-{
-	if (!k)
-		return;
-	pthread_mutex_lock(&h->conns_lock);
-	k->receiving = on;
-	k->deadline = time(NULL) + (time_t)h->opt.request_timeout_s;
-	pthread_mutex_unlock(&h->conns_lock);
-}
-
-static void conn_authed(struct sb_http *h, struct conn *k)
-{
-	if (!k)
-		return;
-	pthread_mutex_lock(&h->conns_lock);
-	if (!k->authed) /* its first request: request_timeout_s in all, as any request */
-		k->deadline += (time_t)h->opt.request_timeout_s - (time_t)header_timeout(h);
-	k->authed = true;
-	pthread_mutex_unlock(&h->conns_lock);
-}
-
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
 			  enum MHD_ConnectionNotificationCode code)
 {
 	struct sb_http *h = cls;
 	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
-		struct conn *k = calloc(1, sizeof *k);
-		if (!k)
-			return;
-		k->fd = fd_of(c);
-		k->receiving = true;
-		k->deadline = time(NULL) + (time_t)header_timeout(h);
-		pthread_mutex_lock(&h->conns_lock);
-		k->next = h->conns;
-		h->conns = k;
-		unsigned preauth = 0;
-		struct conn *oldest = NULL;
-		for (struct conn *o = h->conns; o; o = o->next)
-			if (!o->authed && o->fd >= 0) {
-				preauth++;
-				oldest = o;
-			}
-		if (preauth > PREAUTH_MAX) {
-			/* Its thread sees end of input and closes it. */
-			shutdown(oldest->fd, SHUT_RDWR);
-			oldest->fd = -1;
-			oldest->receiving = false;
-		}
-		pthread_mutex_unlock(&h->conns_lock);
-		*socket_context = k;
+		*socket_context = sb_http_conn_open(h->reaper, fd_of(c));
 		return;
 	}
 	if (code == MHD_CONNECTION_NOTIFY_CLOSED)
 		atomic_fetch_sub(&h->handed, 1);
-	if (*socket_context) {
-		/* Called before libmicrohttpd closes the fd: the reaper never
-		 * touches an fd number that may have been reused. */
-		struct conn *k = *socket_context;
-		pthread_mutex_lock(&h->conns_lock);
-		for (struct conn **pp = &h->conns; *pp; pp = &(*pp)->next)
-			if (*pp == k) {
-				*pp = k->next;
-				break;
-			}
-		pthread_mutex_unlock(&h->conns_lock);
-		free(k);
-		*socket_context = NULL;
-	}
+	/* Called before libmicrohttpd closes the fd. */
+	sb_http_conn_close(h->reaper, *socket_context);
+	*socket_context = NULL;
 }
 
 /* The count of a message mhd_log held back, once its second is over. */
@@ -180,79 +82,12 @@ static void log_flush(struct sb_http *h, time_t now)
 	pthread_mutex_unlock(&h->log_lock);
 }
 
-static void *reaper_main(void *arg)
+/* The reaper's housekeeping, once a second. */
+static void tick(void *ctx)
 {
-	struct sb_http *h = arg;
-	for (;;) {
-		struct pollfd p = {.fd = h->reaper_stop[0], .events = POLLIN};
-		if (SB_RETRY_EINTR(poll(&p, 1, 1000)) > 0)
-			return NULL;
-		time_t now = time(NULL);
-		pthread_mutex_lock(&h->conns_lock);
-		for (struct conn *k = h->conns; k; k = k->next)
-			if (k->receiving && now > k->deadline && k->fd >= 0) {
-				/* The connection's thread sees end of input and closes it. */
-				shutdown(k->fd, SHUT_RDWR);
-				k->receiving = false;
-				fprintf(stderr, "sagebox mcp: http: a client took over %u s to send a request%s: "
-					"connection closed\n", k->authed ? h->opt.request_timeout_s : header_timeout(h),
-					k->authed ? "" : "'s headers");
-			}
-		pthread_mutex_unlock(&h->conns_lock);
-		log_flush(h, now);
-		sb_http_core_tick(h->core);
-	}
-}
-
-/* The client hung up (or the server is stopping). */
-static bool peer_gone(struct sb_http *h, int fd)
-{
-	if (atomic_load(&h->stopping))
-		return true;
-	struct pollfd p = {.fd = fd, .events = POLLIN | POLLRDHUP};
-	if (fd < 0 || SB_RETRY_EINTR(poll(&p, 1, 0)) <= 0)
-		return false;
-	return p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL);
-}
-
-static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
-{
-	struct sse *s = cls;
-	for (;;) {
-		if (s->off < s->out.len) {
-			size_t n = s->out.len - s->off;
-			n = n < max ? n : max;
-			memcpy(buf, s->out.data + s->off, n);
-			s->off += n;
-			return (ssize_t)n;
-		}
-		s->out.len = s->off = 0;
-		struct sb_http_msg *m = sb_http_exchange_take(s->x);
-		if (m) {
-			sb_buf_printf(&s->out, "event: message\ndata: %s\n\n", m->text);
-			sb_http_msg_free(m);
-			s->quiet_s = 0;
-			continue;
-		}
-		if (sb_http_exchange_done(s->x))
-			return MHD_CONTENT_READER_END_OF_STREAM;
-		if (peer_gone(s->h, s->fd))
-			return MHD_CONTENT_READER_END_WITH_ERROR;
-		if (!sb_http_exchange_wait(s->x, 1000) && ++s->quiet_s >= 15) {
-			/* An SSE comment now and then keeps proxies and idle timers
-			 * from closing a long call's stream. */
-			sb_buf_append(&s->out, ":\n\n", 3);
-			s->quiet_s = 0;
-		}
-	}
-}
-
-static void sse_free(void *cls)
-{
-	struct sse *s = cls;
-	sb_http_exchange_unref(s->x);
-	sb_buf_free(&s->out);
-	free(s);
+	struct sb_http *h = ctx;
+	log_flush(h, time(NULL));
+	sb_http_core_tick(h->core);
 }
 
 static enum MHD_Result queue(struct MHD_Connection *c, struct hreq *q, struct MHD_Response *resp, int status)
@@ -305,26 +140,12 @@ static enum MHD_Result answer_stream(struct MHD_Connection *c, struct hreq *q)
 	if (!q->r.sse) {
 		/* A JSON answer: wait for it here (this connection's own thread). */
 		while (!sb_http_exchange_wait_done(q->x, 1000))
-			if (peer_gone(h, fd))
+			if (sb_http_peer_gone(&h->stopping, fd))
 				return MHD_NO; /* the completion callback cancels the call */
 		sb_http_core_json_answer(q->x, &q->r);
 		return answer_plain(c, q);
 	}
-	struct sse *s = calloc(1, sizeof *s);
-	if (!s)
-		return MHD_NO;
-	s->h = h;
-	s->x = q->x;
-	s->fd = fd;
-	sb_http_exchange_ref(q->x);
-	struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, sse_read, s, sse_free);
-	if (!resp) {
-		sse_free(s);
-		return MHD_NO;
-	}
-	MHD_add_response_header(resp, "Content-Type", "text/event-stream");
-	MHD_add_response_header(resp, "X-Accel-Buffering", "no");
-	return queue(c, q, resp, 200);
+	return queue(c, q, sb_http_sse_response(q->x, fd, &h->stopping), 200);
 }
 
 static const char *lookup(void *hctx, const char *name)
@@ -363,7 +184,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		req.peer = q->peer;
 		q->head_ok = sb_http_core_head(h->core, &req, &q->t, &q->r) == 0;
 		if (q->t.owner)
-			conn_authed(h, q->conn);
+			sb_http_conn_authed(h->reaper, q->conn);
 		if (!q->head_ok && q->r.status == 413) {
 			/* Read (and drop) the declared body first, as for a chunked
 			 * one: answered before it is in, libmicrohttpd closes with
@@ -391,16 +212,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
-	conn_receiving(h, q->conn, false);
+	sb_http_conn_receiving(h->reaper, q->conn, false);
 	if (q->too_large) {
 		sb_http_resp_clear(&q->r);
-		q->r.status = 413;
-		q->r.content_type = "application/json";
-		char msg[160];
-		snprintf(msg, sizeof msg, "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32600,\"message\":\"Content Too Large: "
-			 "the limit is %zu bytes\"}}", h->opt.limits.max_body);
-		q->r.body = strdup(msg);
-		q->r.body_len = q->r.body ? strlen(q->r.body) : 0;
+		sb_http_core_too_large(h->core, &q->r);
 		return answer_plain(c, q);
 	}
 	sb_http_core_body(h->core, &req, &q->t, q->body.data ? q->body.data : "", q->body.len, &q->r);
@@ -424,7 +239,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls, en
 	sb_http_core_end(h->core, &q->t);
 	sb_http_resp_clear(&q->r);
 	sb_buf_free(&q->body);
-	conn_receiving(h, q->conn, true); /* the next request on this connection */
+	sb_http_conn_receiving(h->reaper, q->conn, true); /* the next request on this connection */
 	free(q);
 	*req_cls = NULL;
 }
@@ -452,103 +267,6 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 		h->log_repeats = 0;
 	}
 	pthread_mutex_unlock(&h->log_lock);
-}
-
-void sb_http_options_defaults(struct sb_http_options *o)
-{
-	memset(o, 0, sizeof *o);
-	o->limits = (struct sb_http_limits){
-		.max_body = SB_HTTP_MAX_BODY,
-		.max_inflight_client = SB_HTTP_MAX_INFLIGHT_CLIENT,
-		.max_inflight_total = SB_HTTP_MAX_INFLIGHT_TOTAL,
-		.max_sessions_client = SB_HTTP_MAX_SESSIONS_CLIENT,
-		.session_idle_s = SB_HTTP_SESSION_IDLE_S,
-	};
-	o->max_connections = SB_HTTP_MAX_CONNECTIONS;
-	o->request_timeout_s = SB_HTTP_REQUEST_TIMEOUT_S;
-	o->idle_timeout_s = SB_HTTP_IDLE_TIMEOUT_S;
-	snprintf(o->bind.addr, sizeof o->bind.addr, "127.0.0.1");
-	o->bind.loopback = true;
-}
-
-int sb_http_parse_listen(const char *spec, struct sb_http_options *o, struct sb_error *err)
-{
-	char host[64] = "127.0.0.1";
-	const char *port = spec;
-	const char *colon = strrchr(spec, ':');
-	if (colon) {
-		const char *h = spec;
-		size_t n = (size_t)(colon - spec);
-		if (n >= 2 && h[0] == '[' && h[n - 1] == ']')
-			h++, n -= 2;
-		if (n == 0 || n >= sizeof host)
-			return sb_fail(err, "--http %s: the address is empty or too long", spec);
-		memcpy(host, h, n);
-		host[n] = '\0';
-		port = colon + 1;
-	}
-	char *end;
-	errno = 0;
-	unsigned long p = strtoul(port, &end, 10);
-	if (!*port || *end || errno || p > 65535)
-		return sb_fail(err, "--http %s: the port must be a number from 0 to 65535", spec),
-		       sb_hint(err, "for example --http 8080 or --http 127.0.0.1:8080");
-	if (!strcmp(host, "localhost"))
-		snprintf(host, sizeof host, "127.0.0.1");
-	struct in_addr a4;
-	struct in6_addr a6;
-	struct sb_http_bind *b = &o->bind;
-	if (inet_pton(AF_INET, host, &a4) == 1) {
-		b->loopback = (ntohl(a4.s_addr) >> 24) == 127;
-		b->wildcard = a4.s_addr == htonl(INADDR_ANY);
-	} else if (inet_pton(AF_INET6, host, &a6) == 1) {
-		b->loopback = IN6_IS_ADDR_LOOPBACK(&a6);
-		b->wildcard = IN6_IS_ADDR_UNSPECIFIED(&a6);
-	} else {
-		return sb_fail(err, "--http %s: '%s' is not an IP address", spec, host),
-		       sb_hint(err, "give a numeric address (127.0.0.1, ::1, 0.0.0.0) or localhost");
-	}
-	snprintf(b->addr, sizeof b->addr, "%s", host);
-	b->port = (unsigned)p;
-	return 0;
-}
-
-static char *read_file(const char *path, struct sb_error *err)
-{
-	SB_AUTO_FD fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return sb_fail_errno(err, "cannot open %s", path), NULL;
-	struct sb_buf b = {0};
-	char chunk[8192];
-	ssize_t n;
-	while ((n = sb_read_retry(fd, chunk, sizeof chunk)) > 0 && b.len < 1024 * 1024)
-		sb_buf_append(&b, chunk, (size_t)n);
-	if (n < 0 || !b.data) {
-		sb_buf_free(&b);
-		return sb_fail_errno(err, "cannot read %s", path), NULL;
-	}
-	return b.data;
-}
-
-/* What must hold before anything listens. */
-int sb_http_check_options(const struct sb_http_options *o, struct sb_error *err)
-{
-	if (!!o->tls_cert != !!o->tls_key)
-		return sb_fail(err, "--tls-cert and --tls-key go together"),
-		       sb_hint(err, "give both PEM files, or neither");
-	if (!o->bind.loopback && !o->allow_remote)
-		return sb_fail(err, "%s is not a loopback address", o->bind.addr),
-		       sb_hint(err, "listening beyond this machine needs --allow-remote (and TLS: --tls-cert/--tls-key, "
-				    "or a TLS reverse proxy; docs/DEPLOY.md)");
-	if (o->no_auth && !o->bind.loopback)
-		return sb_fail(err, "--insecure-no-auth is allowed only on a loopback address (127.0.0.1 or ::1)"),
-		       sb_hint(err, "anyone who can reach %s could run code; use a token", o->bind.addr);
-	if (o->no_auth && o->token_file)
-		return sb_fail(err, "--insecure-no-auth and --token-file contradict each other");
-	if (o->tls_cert && !MHD_is_feature_supported(MHD_FEATURE_TLS))
-		return sb_fail(err, "this libmicrohttpd was built without TLS"),
-		       sb_hint(err, "terminate TLS in a reverse proxy instead (docs/DEPLOY.md)");
-	return 0;
 }
 
 /* The gate's connections waiting for their headers: a descriptor each,
@@ -582,19 +300,9 @@ static bool hand_over(void *ctx, int fd, const struct sockaddr *addr, socklen_t 
 static int start_daemon(struct sb_http *h, struct sb_error *err)
 {
 	const struct sb_http_options *o = &h->opt;
-	struct sockaddr_storage ss = {0};
-	bool v6 = strchr(o->bind.addr, ':') != NULL;
-	if (v6) {
-		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
-		a->sin6_family = AF_INET6;
-		a->sin6_port = htons((uint16_t)o->bind.port);
-		inet_pton(AF_INET6, o->bind.addr, &a->sin6_addr);
-	} else {
-		struct sockaddr_in *a = (struct sockaddr_in *)&ss;
-		a->sin_family = AF_INET;
-		a->sin_port = htons((uint16_t)o->bind.port);
-		inet_pton(AF_INET, o->bind.addr, &a->sin_addr);
-	}
+	struct sockaddr_storage ss;
+	socklen_t ss_len = sb_http_sockaddr(&o->bind, &ss);
+	bool v6 = ss.ss_family == AF_INET6;
 	/* No listen socket of its own: the gate (http_gate.h) accepts, and
 	 * hands over only connections whose headers are in. */
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL |
@@ -617,9 +325,9 @@ static int start_daemon(struct sb_http *h, struct sb_error *err)
 		return sb_fail(err, "cannot start libmicrohttpd");
 	struct sb_http_gate_options g = {
 		.addr = (struct sockaddr *)&ss,
-		.addr_len = v6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in),
+		.addr_len = ss_len,
 		.tls = h->cert != NULL,
-		.header_timeout_s = header_timeout(h),
+		.header_timeout_s = sb_http_header_timeout(&h->opt),
 		.max_pending = max_pending(),
 		.handoff = hand_over,
 		.ctx = h,
@@ -629,8 +337,7 @@ static int start_daemon(struct sb_http *h, struct sb_error *err)
 		return sb_fail(err, "cannot listen on %s port %u (in use, or not an address of this machine?): %s",
 			       o->bind.addr, o->bind.port, gerr.msg);
 	unsigned port = sb_http_gate_port(h->gate);
-	snprintf(h->url, sizeof h->url, "%s://%s%s%s:%u/mcp", h->cert ? "https" : "http", v6 ? "[" : "",
-		 o->bind.addr, v6 ? "]" : "", port);
+	sb_http_url_format(&o->bind, port, h->cert != NULL, h->url, sizeof h->url);
 	return 0;
 }
 
@@ -643,8 +350,6 @@ struct sb_http *sb_http_start(const struct sb_http_options *o, struct sb_mcp_ser
 	if (!h)
 		return sb_fail(err, "out of memory"), NULL;
 	h->opt = *o;
-	h->reaper_stop[0] = h->reaper_stop[1] = -1;
-	pthread_mutex_init(&h->conns_lock, NULL);
 	pthread_mutex_init(&h->log_lock, NULL);
 	token_path[0] = '\0';
 	int rc = 0;
@@ -654,16 +359,12 @@ struct sb_http *sb_http_start(const struct sb_http_options *o, struct sb_mcp_ser
 	} else if (!o->no_auth) {
 		rc = sb_http_tokens_default(token_path, size, &h->tokens, err);
 	}
-	if (rc == 0 && o->tls_cert && (!(h->cert = read_file(o->tls_cert, err)) || !(h->key = read_file(o->tls_key, err))))
-		rc = -1;
+	if (rc == 0 && o->tls_cert)
+		rc = sb_http_tls_load(o, &h->cert, &h->key, err);
 	if (rc == 0 && !(h->core = sb_http_core_new(srv, &h->opt.bind, o->no_auth ? NULL : &h->tokens, &h->opt.limits)))
 		rc = sb_fail(err, "out of memory");
-	if (rc == 0 && sb_pipe(h->reaper_stop) < 0)
-		rc = sb_fail_errno(err, "pipe");
-	if (rc == 0 && pthread_create(&h->reaper, NULL, reaper_main, h) != 0)
-		rc = sb_fail(err, "cannot start a thread");
-	else if (rc == 0)
-		h->reaper_running = true;
+	if (rc == 0 && !(h->reaper = sb_http_reaper_start(o->request_timeout_s, sb_http_header_timeout(o), tick, h, err)))
+		rc = -1;
 	if (rc == 0)
 		rc = start_daemon(h, err);
 	if (rc < 0) {
@@ -686,20 +387,13 @@ void sb_http_stop(struct sb_http *h)
 	sb_http_gate_stop(h->gate); /* no more hand-overs to the daemon */
 	if (h->daemon)
 		MHD_stop_daemon(h->daemon); /* ends every connection; their calls are cancelled */
-	if (h->reaper_running) {
-		char b = 's';
-		(void)SB_RETRY_EINTR(write(h->reaper_stop[1], &b, 1));
-		pthread_join(h->reaper, NULL);
-	}
-	sb_close(&h->reaper_stop[0]);
-	sb_close(&h->reaper_stop[1]);
+	sb_http_reaper_stop(h->reaper);
 	sb_http_core_free(h->core);
 	sb_http_tokens_free(&h->tokens);
 	free(h->cert);
 	if (h->key)
 		explicit_bzero(h->key, strlen(h->key));
 	free(h->key);
-	pthread_mutex_destroy(&h->conns_lock);
 	pthread_mutex_destroy(&h->log_lock);
 	free(h);
 }

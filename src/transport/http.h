@@ -9,9 +9,10 @@
  * no thread, until its headers are in; then one per connection
  * (libmicrohttpd's thread-per-connection mode), capped by max_connections,
  * so that connections that never show a token cannot take those; a
- * reaper thread ends connections that take
- * longer than request_timeout_s to send a request (slow loris) and sessions
- * idle too long. */
+ * reaper thread (http_reaper.h) ends connections that take longer than
+ * request_timeout_s to send a request (slow loris) and sessions idle too
+ * long. A call's progress is streamed by http_sse.h; the options are
+ * checked by http_options.h. This file is the libmicrohttpd glue. */
 #ifndef SAGEBOX_TRANSPORT_HTTP_H
 #define SAGEBOX_TRANSPORT_HTTP_H
 
@@ -19,38 +20,8 @@
 
 #include "mcp/mcp.h"
 #include "transport/http_core.h"
+#include "transport/http_options.h"
 #include "util/error.h"
-
-struct sb_http_options {
-	struct sb_http_bind bind;
-	const char *tls_cert, *tls_key;   /* PEM files; both or neither */
-	const char *token_file;           /* NULL: the default token */
-	bool no_auth;                     /* --insecure-no-auth (loopback only) */
-	bool allow_remote;                /* --allow-remote: an address other than loopback */
-	struct sb_http_limits limits;
-	unsigned max_connections;         /* open connections (threads) at once */
-	unsigned request_timeout_s;       /* to send one whole request */
-	unsigned idle_timeout_s;          /* a connection with no traffic */
-};
-
-#define SB_HTTP_MAX_CONNECTIONS 256
-#define SB_HTTP_REQUEST_TIMEOUT_S 30
-#define SB_HTTP_IDLE_TIMEOUT_S 120
-/* A new connection's time to send its first request's headers (or the
- * request timeout, when shorter): http_gate.h. */
-#define SB_HTTP_HEADER_TIMEOUT_S 10
-
-/* Defaults for everything but the address. */
-void sb_http_options_defaults(struct sb_http_options *o);
-
-/* Parse "[ADDR:]PORT" ("8080", "127.0.0.1:8080", "[::1]:8080",
- * "0.0.0.0:8080", "localhost:8080") into o->bind. */
-int sb_http_parse_listen(const char *spec, struct sb_http_options *o, struct sb_error *err);
-
-/* 0 if the options may be used together and on this address (e.g. a
- * non-loopback address needs allow_remote), else -1 naming the problem and
- * the fix. sb_http_start checks them again. */
-int sb_http_check_options(const struct sb_http_options *o, struct sb_error *err);
 
 struct sb_http;
 

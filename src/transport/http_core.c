@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "mcp/jsonrpc.h"
+#include "mcp/message.h"
 #include "mcp/revision.h"
 #include "util/buf.h"
 #include "util/jsontext.h"
@@ -139,6 +140,11 @@ static void refuse(struct sb_http_resp *r, int status, int code, const json_t *i
 		json_object_del(e, "id"); /* MCP: an error that answers no request has no id */
 	set_body(r, status, "application/json", json_dumps(e, JSON_COMPACT));
 	json_decref(e);
+}
+
+void sb_http_core_too_large(struct sb_http_core *h, struct sb_http_resp *r)
+{
+	refuse(r, 413, SB_RPC_INVALID_REQUEST, NULL, "Content Too Large: the limit is %zu bytes", h->lim->max_body);
 }
 
 static const char *hdr(const struct sb_http_req *q, const char *name)
@@ -278,8 +284,7 @@ int sb_http_core_head(struct sb_http_core *h, const struct sb_http_req *q, struc
 		}
 		const char *cl = hdr(q, "Content-Length");
 		if (cl && strtoull(cl, NULL, 10) > h->lim->max_body) {
-			refuse(r, 413, SB_RPC_INVALID_REQUEST, NULL, "Content Too Large: the limit is %zu bytes",
-			       h->lim->max_body);
+			sb_http_core_too_large(h, r);
 			return -1;
 		}
 	}
@@ -379,16 +384,16 @@ void sb_http_core_body(struct sb_http_core *h, const struct sb_http_req *q, stru
 		do_delete(h, q, t, r);
 		return;
 	}
-	json_error_t jerr;
-	json_t *msg = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
+	/* Parsed once, here; the era is the protocol layer's to decide. */
+	const char *hv = hdr(q, "MCP-Protocol-Version");
+	struct sb_mcp_message m;
+	sb_mcp_message_parse(body, len, hv, &m);
+	bool modern = m.modern;
+	/* Routed on what the message holds (a JSON object or array; anything
+	 * else goes to the protocol layer, which says what is wrong). */
+	const json_t *msg = json_is_object(m.rpc.root) || json_is_array(m.rpc.root) ? m.rpc.root : NULL;
 	const char *method = sb_json_text(json_object_get(msg, "method"));
 	const json_t *id = json_object_get(msg, "id");
-	const json_t *params = json_object_get(msg, "params");
-	const json_t *bv = json_object_get(json_object_get(params, "_meta"), "io.modelcontextprotocol/protocolVersion");
-	const char *hv = hdr(q, "MCP-Protocol-Version");
-	/* The era of this request: its body's _meta says so, or its header. */
-	bool modern = (bv && !sb_rev_is_legacy(sb_json_text(bv))) || (!bv && hv && !sb_rev_is_legacy(hv)) ||
-		      (method && !strcmp(method, "server/discover"));
 	struct sb_mcp_client *client = NULL;
 	bool init = method && !strcmp(method, "initialize") && !modern;
 	char why[320];
@@ -442,8 +447,8 @@ void sb_http_core_body(struct sb_http_core *h, const struct sb_http_req *q, stru
 		goto out;
 	}
 	struct sb_mcp_sink sink = sb_http_exchange_sink(x);
-	struct sb_mcp_msg_opts opts = {.modern = modern, .stream_ids = modern, .stream_logs = !modern};
-	sb_mcp_handle_message_opts(client, body, len, &sink, &opts);
+	struct sb_mcp_msg_opts opts = {.stream_ids = modern, .stream_logs = !modern};
+	sb_mcp_handle_parsed(client, &m, &sink, &opts);
 	sb_mcp_client_idle(client);
 	if (t->session)
 		snprintf(r->session_id, sizeof r->session_id, "%s", t->session->id);
@@ -461,7 +466,7 @@ void sb_http_core_body(struct sb_http_core *h, const struct sb_http_req *q, stru
 		r->sse = sse;
 	}
 out:
-	json_decref(msg);
+	sb_mcp_message_free(&m);
 }
 
 void sb_http_core_tick(struct sb_http_core *h)
@@ -496,7 +501,7 @@ void sb_http_core_handle(struct sb_http_core *h, const struct sb_http_req *q, co
 	memset(r, 0, sizeof *r);
 	if (sb_http_core_head(h, q, &t, r) == 0) {
 		if (len > h->lim->max_body)
-			refuse(r, 413, SB_RPC_INVALID_REQUEST, NULL, "Content Too Large");
+			sb_http_core_too_large(h, r);
 		else
 			sb_http_core_body(h, q, &t, body, len, r);
 	}

@@ -92,6 +92,9 @@ void sb_http_core_body(struct sb_http_core *h, const struct sb_http_req *q, stru
 /* Turn a finished (done) stream into its JSON answer in r. */
 void sb_http_core_json_answer(struct sb_http_exchange *x, struct sb_http_resp *r);
 
+/* The answer to a body longer than the limit (413). */
+void sb_http_core_too_large(struct sb_http_core *h, struct sb_http_resp *r);
+
 /* The request is over. */
 void sb_http_core_end(struct sb_http_core *h, struct sb_http_ticket *t);
 

@@ -1,4 +1,4 @@
-/* Fuzz target: JSON-RPC classification of one message (mcp/jsonrpc.c) and
+/* Fuzz target: JSON-RPC classification of one message (mcp/jsonrpc.c), its era (mcp/message.c) and
  * the streaming id scanner (mcp/idscan.c) that finds the id of a message
  * too long or not UTF-8 enough to parse.
  *
@@ -10,13 +10,19 @@
  *   waiting because the answer could not be written);
  * - the scanner gives the same id whatever the chunking of the bytes, and
  *   never an id other than the one the parsed message holds;
- * - a message that does not parse is answered with the scanner's id. */
+ * - a message that does not parse is answered with the scanner's id;
+ * - the classify-and-parse step of mcp/message.c gives the same message,
+ *   and its era follows its rule: a legacy version header never makes a
+ *   message modern, a modern one makes every message modern that names no
+ *   revision of its own, and server/discover is always modern. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mcp/idscan.h"
 #include "mcp/jsonrpc.h"
+#include "mcp/message.h"
+#include "util/jsontext.h"
 
 static json_t *scan(const uint8_t *data, size_t size, size_t piece)
 {
@@ -35,6 +41,30 @@ static void check_answer(const json_t *id, int code, const char *msg)
 		abort();
 	free(text);
 	json_decref(e);
+}
+
+static bool era(const char *data, size_t size, const char *header, const struct sb_rpc_msg *m)
+{
+	struct sb_mcp_message mm;
+	sb_mcp_message_parse(data, size, header, &mm);
+	if (mm.rpc.kind != m->kind || !json_equal(mm.rpc.root, m->root) != !m->root || mm.rpc.err_code != m->err_code)
+		abort();
+	bool modern = mm.modern;
+	sb_mcp_message_free(&mm);
+	return modern;
+}
+
+static void check_era(const char *data, size_t size, const struct sb_rpc_msg *m)
+{
+	bool none = era(data, size, NULL, m), legacy = era(data, size, "2025-06-18", m);
+	bool modern = era(data, size, "2026-07-28", m);
+	const json_t *meta = json_object_get(json_object_get(m->root, "params"), "_meta");
+	bool named = json_object_get(meta, "io.modelcontextprotocol/protocolVersion") != NULL;
+	const char *method = sb_json_text(json_object_get(m->root, "method"));
+	if (none != legacy || (!named && !modern) || (named && modern != none))
+		abort();
+	if (method && !strcmp(method, "server/discover") && !(none && legacy && modern))
+		abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -83,6 +113,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	json_decref(whole);
 	json_decref(bytes);
 	json_decref(some);
+	check_era((const char *)data, size, &m);
 	sb_rpc_msg_free(&m);
 	return 0;
 }
