@@ -1,0 +1,122 @@
+/* The `network` setting (issue 26): the allow-list's syntax, its errors
+ * naming the bad entry, and what it allows. */
+#include <stdlib.h>
+
+#include "check.h"
+#include "config/config.h"
+#include "net/allowlist.h"
+#include "tools/tool.h"
+
+static bool allows(const char *list, const char *host, unsigned port)
+{
+	struct sb_netlist l;
+	char bad[128], h[SB_NET_HOST_MAX];
+	const char *why;
+	bool ip;
+	if (sb_netlist_parse(list, &l, bad, sizeof bad, &why) ||
+	    sb_net_host_normalise(host, strlen(host), h, sizeof h, &ip))
+		return false;
+	return sb_netlist_allows(&l, h, port);
+}
+
+static const char *rejects(const char *list, const char *want_entry)
+{
+	static struct sb_netlist l;
+	char bad[128] = "";
+	const char *why = NULL;
+	if (!sb_netlist_parse(list, &l, bad, sizeof bad, &why))
+		return NULL;
+	CHECK(!strcmp(bad, want_entry));
+	if (strcmp(bad, want_entry))
+		fprintf(stderr, "  entry named: '%s', expected '%s'\n", bad, want_entry);
+	return why;
+}
+
+int main(void)
+{
+	struct sb_config cfg;
+	struct sb_error err = {0};
+	sb_config_defaults(&cfg);
+	CHECK(!strcmp(cfg.network, "none") && cfg.net.n == 0);
+
+	/* The setting: normalised, and an error naming the bad entry. */
+	CHECK(sb_config_set(&cfg, "network", " PyPI.org , *.Example.COM:8080,10.0.0.1, [::1]:443 ", "--network",
+			    &err) == 0);
+	CHECK(cfg.net.n == 4);
+	CHECK(!strcmp(cfg.network, "pypi.org, *.example.com:8080, 10.0.0.1, [::1]:443"));
+	CHECK(sb_config_set(&cfg, "network", "pypi.org, exa mple.org", "SAGEBOX_NETWORK", &err) == -1);
+	CHECK_STR_CONTAINS(err.msg, "SAGEBOX_NETWORK");
+	CHECK_STR_CONTAINS(err.msg, "'exa mple.org'");
+	CHECK_STR_CONTAINS(err.hint, "HOST:PORT");
+	CHECK(cfg.net.n == 4); /* a bad value leaves the list as it was */
+	CHECK(sb_config_set(&cfg, "network", "none", "x", &err) == 0 && cfg.net.n == 0);
+	CHECK(!strcmp(cfg.network, "none"));
+	CHECK(sb_config_set(&cfg, "network", "", "x", &err) == 0 && cfg.net.n == 0);
+
+	CHECK_STR_CONTAINS(rejects("a.org,b.org:0", "b.org:0"), "port");
+	CHECK_STR_CONTAINS(rejects("b.org:65536", "b.org:65536"), "port");
+	CHECK_STR_CONTAINS(rejects("b.org:+80", "b.org:+80"), "port");
+	CHECK_STR_CONTAINS(rejects("b.org:", "b.org:"), "port");
+	CHECK_STR_CONTAINS(rejects("*.10.0.0.1", "*.10.0.0.1"), "domain name");
+	CHECK_STR_CONTAINS(rejects("::1", "::1"), "brackets");
+	CHECK_STR_CONTAINS(rejects("[::1", "[::1"), "']'");
+	CHECK(rejects("-a.org", "-a.org"));
+	CHECK(rejects("a-.org", "a-.org"));
+	CHECK(rejects("a..org", "a..org"));
+	CHECK(rejects("a.org.", "a.org."));
+	CHECK(rejects("http://a.org", "http://a.org"));
+	CHECK(rejects("a.org/path", "a.org/path"));
+	CHECK(rejects("*", "*"));
+	CHECK(rejects("*.*.a.org", "*.*.a.org"));
+	CHECK(rejects("a_b.org", "a_b.org"));
+	CHECK_STR_CONTAINS(rejects("a.org, none", "none"), "none");
+	CHECK(rejects("1.2.3", "1.2.3")); /* digits only: neither a name nor an address */
+	char many[1024] = "";
+	for (int i = 0; i < 33; i++)
+		snprintf(many + strlen(many), sizeof many - strlen(many), "h%d.org,", i);
+	CHECK_STR_CONTAINS(rejects(many, "h32.org"), "32");
+
+	/* Matching: names, ports, wildcards. */
+	CHECK(allows("pypi.org", "pypi.org", 443));
+	CHECK(allows("pypi.org", "PYPI.ORG", 80));
+	CHECK(!allows("pypi.org", "pypi.org", 8080));
+	CHECK(!allows("pypi.org", "pypi.org", 22));
+	CHECK(allows("pypi.org:8080", "pypi.org", 8080));
+	CHECK(!allows("pypi.org:8080", "pypi.org", 443));
+	CHECK(!allows("pypi.org", "www.pypi.org", 443));
+	CHECK(!allows("pypi.org", "pypi.org.evil.com", 443));
+	CHECK(allows("*.oeis.org", "a.oeis.org", 443));
+	CHECK(allows("*.oeis.org", "a.b.oeis.org", 443));
+	CHECK(!allows("*.oeis.org", "oeis.org", 443));
+	CHECK(!allows("*.oeis.org", "evil-oeis.org", 443));
+	CHECK(!allows("*.oeis.org", "xoeis.org", 443));
+	CHECK(allows("*.oeis.org, oeis.org", "oeis.org", 443));
+	CHECK(!allows("none", "oeis.org", 443));
+	/* Addresses only as listed, in one spelling. */
+	CHECK(allows("10.0.0.1", "10.0.0.1", 80));
+	CHECK(!allows("10.0.0.1", "10.0.0.2", 80));
+	CHECK(allows("[::1]:443", "[0:0::1]", 443));
+	CHECK(!allows("[::1]:443", "::1", 443)); /* an IPv6 host is bracketed */
+	CHECK(!allows("pypi.org", "1.2.3.4", 443));
+
+	/* Exactly listed (not by *.DOMAIN): what may reach a private address. */
+	struct sb_netlist l;
+	char bad[64];
+	const char *why;
+	CHECK(!sb_netlist_parse("*.corp.example, db.corp.example:5432", &l, bad, sizeof bad, &why));
+	CHECK(sb_netlist_lists_exactly(&l, "db.corp.example", 5432));
+	CHECK(!sb_netlist_lists_exactly(&l, "web.corp.example", 443));
+	CHECK(sb_netlist_allows(&l, "web.corp.example", 443));
+
+	/* What the model is told. */
+	CHECK(sb_config_set(&cfg, "network", "oeis.org", "x", &err) == 0);
+	char *ins = sb_tools_instructions(&cfg);
+	CHECK_STR_CONTAINS(ins, "oeis.org");
+	CHECK_STR_CONTAINS(ins, "403");
+	free(ins);
+	CHECK(sb_config_set(&cfg, "network", "none", "x", &err) == 0);
+	ins = sb_tools_instructions(&cfg);
+	CHECK_STR_CONTAINS(ins, "no network access");
+	free(ins);
+	return check_summary();
+}
