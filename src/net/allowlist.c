@@ -148,14 +148,6 @@ static bool port_ok(const struct sb_net_entry *e, unsigned port)
 	return e->port ? e->port == port : (port == 80 || port == 443);
 }
 
-bool sb_netlist_lists_exactly(const struct sb_netlist *l, const char *host, unsigned port)
-{
-	for (unsigned i = 0; i < l->n; i++)
-		if (!l->e[i].wildcard && port_ok(&l->e[i], port) && !strcmp(l->e[i].host, host))
-			return true;
-	return false;
-}
-
 bool sb_netlist_allows(const struct sb_netlist *l, const char *host, unsigned port)
 {
 	size_t hn = strlen(host);

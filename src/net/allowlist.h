@@ -37,12 +37,10 @@ int sb_netlist_parse(const char *value, struct sb_netlist *out, char *bad, size_
  * brackets. -1 if it is not a valid host. */
 int sb_net_host_normalise(const char *host, size_t len, char *out, size_t out_size, bool *is_ip);
 
-/* Is (host, port) on the list? host as normalised above. */
+/* Is (host, port) on the list? host as normalised above. The proxy asks
+ * twice: for the requested name, and, when that resolves to a loopback,
+ * private or link-local address, for the address itself (dest.h). */
 bool sb_netlist_allows(const struct sb_netlist *l, const char *host, unsigned port);
-
-/* Is host itself listed by name or literal, not through a *.DOMAIN? Only
- * such entries may reach a loopback, private or link-local address. */
-bool sb_netlist_lists_exactly(const struct sb_netlist *l, const char *host, unsigned port);
 
 /* The list, for the model and for status: "pypi.org, *.oeis.org:8080"
  * (entries as given, normalised), or "none". */

@@ -99,15 +99,6 @@ int main(void)
 	CHECK(!allows("[::1]:443", "::1", 443)); /* an IPv6 host is bracketed */
 	CHECK(!allows("pypi.org", "1.2.3.4", 443));
 
-	/* Exactly listed (not by *.DOMAIN): what may reach a private address. */
-	struct sb_netlist l;
-	char bad[64];
-	const char *why;
-	CHECK(!sb_netlist_parse("*.corp.example, db.corp.example:5432", &l, bad, sizeof bad, &why));
-	CHECK(sb_netlist_lists_exactly(&l, "db.corp.example", 5432));
-	CHECK(!sb_netlist_lists_exactly(&l, "web.corp.example", 443));
-	CHECK(sb_netlist_allows(&l, "web.corp.example", 443));
-
 	/* What the model is told. */
 	CHECK(sb_config_set(&cfg, "network", "oeis.org", "x", &err) == 0);
 	char *ins = sb_tools_instructions(&cfg);
