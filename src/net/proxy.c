@@ -511,8 +511,13 @@ static void accept_one(struct proxy *px, struct listener *l)
 		return;
 	struct conn *c = l->conns >= SB_PROXY_CONNS_MAX ? NULL : calloc(1, sizeof *c);
 	if (!c) {
-		static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 71\r\nConnection: close\r\n\r\n"
-					   "sagebox: too many network connections at once from this sandbox (32)\n\n";
+		static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 69\r\nConnection: close\r\n\r\n"
+					   "sagebox: too many network connections at once from this sandbox (32)\n";
+		char sink[4096];
+		/* What the client already sent is read first: closing a Unix
+		 * socket with unread data resets it, and the 503 would be lost. */
+		while (recv(fd, sink, sizeof sink, MSG_DONTWAIT) > 0)
+			;
 		if (send(fd, busy, sizeof busy - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
 			/* nothing more to say to it */
 		}

@@ -5,6 +5,8 @@
 #include "check.h"
 #include "config/config.h"
 #include "net/allowlist.h"
+#include "net/note.h"
+#include "tools/run.h"
 #include "tools/tool.h"
 
 static bool allows(const char *list, const char *host, unsigned port)
@@ -109,5 +111,29 @@ int main(void)
 	ins = sb_tools_instructions(&cfg);
 	CHECK_STR_CONTAINS(ins, "no network access");
 	free(ins);
+
+	/* A run whose error shows a failed lookup gets one line on the setting. */
+	char nb[1280];
+	const char *tb = "urllib.error.URLError: <urlopen error [Errno -3] Temporary failure in name resolution>\n";
+	struct sb_netlist none = {0};
+	CHECK_STR_CONTAINS(sb_net_failure_note(tb, strlen(tb), &none, nb, sizeof nb), "setting `network`");
+	CHECK(!sb_net_failure_note("ZeroDivisionError\n", 18, &none, nb, sizeof nb));
+	CHECK(sb_config_set(&cfg, "network", "pypi.org", "x", &err) == 0);
+	const char *curl = "curl: (56) CONNECT tunnel failed, response 403\nsagebox: oeis.org:443 is not in the network allow-list";
+	CHECK_STR_CONTAINS(sb_net_failure_note(curl, strlen(curl), &cfg.net, nb, sizeof nb), "pypi.org");
+	CHECK(sb_config_set(&cfg, "network", "none", "x", &err) == 0);
+	struct sb_result r = {0};
+	r.exit_code = 1;
+	r.err.data = (char *)tb;
+	r.err.len = strlen(tb);
+	r.max_bytes_per_stream = 1024;
+	char *text = sb_result_text(&r, sb_tool_find("run_python"), &cfg);
+	CHECK_STR_CONTAINS(text, "\n[network] This sandbox has no network");
+	free(text);
+	r.err.data = (char *)"NameError: x\n";
+	r.err.len = strlen(r.err.data);
+	text = sb_result_text(&r, sb_tool_find("run_python"), &cfg);
+	CHECK(text && !strstr(text, "[network]"));
+	free(text);
 	return check_summary();
 }
