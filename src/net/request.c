@@ -19,6 +19,7 @@ struct collect {
 	int hosts;              /* Host headers seen: more than one is refused */
 	bool in_host_value, drop_value, done;
 	bool last_was_value, folded; /* obs-fold: a value in two pieces */
+	bool control;           /* a NUL or control byte in a header */
 	struct sb_buf out;      /* the head to send on (plain requests) */
 	bool oom;
 };
@@ -32,6 +33,16 @@ static bool hop_by_hop(const char *f, size_t n)
 					    "proxy-authenticate", "te", "trailer", "upgrade"};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		if (strlen(names[i]) == n && !strncasecmp(f, names[i], n))
+			return true;
+	return false;
+}
+
+/* http-parser lets a NUL or other control byte through in a header value;
+ * sent on, a server that reads up to the NUL would see another header. */
+static bool has_control(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (((unsigned char)s[i] < 0x20 && s[i] != '\t') || s[i] == 0x7f)
 			return true;
 	return false;
 }
@@ -54,6 +65,7 @@ static int on_field(http_parser *p, const char *at, size_t n)
 {
 	struct collect *c = p->data;
 	c->last_was_value = false;
+	c->control |= has_control(at, n);
 	c->in_host_value = n == 4 && !strncasecmp(at, "host", 4);
 	c->hosts += c->in_host_value;
 	c->drop_value = hop_by_hop(at, n);
@@ -68,6 +80,7 @@ static int on_value(http_parser *p, const char *at, size_t n)
 {
 	struct collect *c = p->data;
 	c->folded |= c->last_was_value;
+	c->control |= has_control(at, n);
 	c->last_was_value = true;
 	if (c->in_host_value) {
 		c->host = at;
@@ -158,6 +171,10 @@ int sb_proxy_req_parse(const char *buf, size_t len, struct sb_proxy_req *r, cons
 	}
 	if (c.oom) {
 		*why = "out of memory";
+		goto out;
+	}
+	if (c.control) {
+		*why = "a control character in a header";
 		goto out;
 	}
 	if (c.folded) {

@@ -60,6 +60,9 @@ int main(void)
 	CHECK(parse("GET http://a_b.org/ HTTP/1.1\r\n\r\n", &r, &why) == -1);
 	CHECK(parse("GET http://a.org/ HTTP/1.1\r\nX: a\r\n b\r\n\r\n", &r, &why) == -1);
 	CHECK(parse("GET http://a.org/ HTTP/1.1\r\nX: a\rb\r\n\r\n", &r, &why) == -1);
+	static const char nul[] = "GET http://a.org/ HTTP/1.1\r\nX:\0" "3\r\n\r\n"; /* found by fuzz_proxy */
+	CHECK(sb_proxy_req_parse(nul, sizeof nul - 1, &r, &why) == -1);
+	CHECK_STR_CONTAINS(why, "control");
 	CHECK(parse("SSH-2.0-OpenSSH\r\n\r\n", &r, &why) == -1);
 	CHECK_STR_CONTAINS(why, "HTTP");
 	return check_summary();
