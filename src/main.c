@@ -25,6 +25,7 @@ static void usage(FILE *out)
 		"  mcp                             serve the Model Context Protocol on stdin/stdout\n"
 		"  image build [--tag TAG]         build a Sage container image from Debian packages\n"
 		"  policy [--json]                 the system calls the sandbox refuses, and why\n"
+		"  proxy --listen SOCKET           the network proxy alone, with the network setting (issue 26)\n"
 		"\n"
 		"  sagebox COMMAND --help          help for one command\n"
 		"  sagebox --help-settings         every setting, its flag, variable and allowed values\n"
@@ -62,6 +63,8 @@ int main(int argc, char **argv)
 		return sb_cli_self_test(argc - 1, argv + 1);
 	if (!strcmp(cmd, "mcp"))
 		return sb_cli_mcp(argc - 1, argv + 1);
+	if (!strcmp(cmd, "proxy"))
+		return sb_cli_proxy(argc - 1, argv + 1);
 	if (!strcmp(cmd, "image"))
 		return sb_cli_image(argc - 1, argv + 1);
 	fprintf(stderr, "sagebox: unknown command '%s'\n\n", cmd);

@@ -14,6 +14,8 @@ int sb_cli_self_test(int argc, char **argv);
 int sb_cli_mcp(int argc, char **argv);
 /* sagebox image build [--tag TAG]: a Sage image from Debian packages. */
 int sb_cli_image(int argc, char **argv);
+/* sagebox proxy --listen PATH: the network proxy in the foreground (issue 26). */
+int sb_cli_proxy(int argc, char **argv);
 /* sagebox policy [--json]: the syscall policy table. */
 int sb_cli_policy(int argc, char **argv);
 

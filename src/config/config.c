@@ -12,7 +12,7 @@
 #include "sandbox/registry.h"
 #include "util/utf8.h"
 
-enum kind { K_UINT, K_CPUS, K_MEMORY, K_OUTPUT_KIB, K_BACKEND, K_ISOLATION, K_PATH, K_IMAGE, K_NAME, K_SIZE, K_SHARE, K_DIR };
+enum kind { K_UINT, K_CPUS, K_MEMORY, K_OUTPUT_KIB, K_BACKEND, K_ISOLATION, K_PATH, K_IMAGE, K_NAME, K_SIZE, K_SHARE, K_DIR, K_NETWORK };
 
 struct setting {
 	const char *key;     /* config file key; the flag is --key with _ as - */
@@ -55,6 +55,7 @@ static const struct setting settings[] = {
 	{"max_jobs_total", K_UINT, "1-256", "running background jobs of all clients together", 1, 256, F(max_jobs_total)},
 	{"task_ttl", K_UINT, "60-604800 (seconds)", "the longest an MCP task is kept, from its start (its job is stopped then); a client may ask for less", 60, 604800, F(task_ttl_s)},
 	{"share", K_SHARE, "comma-separated host directories, empty for none", "shared READ-ONLY with every sandbox at /data/NAME: the code can read them", 0, 0, F(share)},
+	{"network", K_NETWORK, "none, or comma-separated HOST, HOST:PORT, *.DOMAIN (HOST alone: ports 80 and 443)", "hosts the code may reach through sagebox's proxy; every other name, and private or loopback addresses not listed as such, are refused", 0, 0, F(network)},
 	{"export_dir", K_DIR, "a host directory, empty for off", "file_export copies workspace files here (new names, never overwriting)", 0, 0, F(export_dir)},
 };
 #define N_SETTINGS (sizeof settings / sizeof settings[0])
@@ -83,6 +84,7 @@ void sb_config_defaults(struct sb_config *cfg)
 	snprintf(cfg->image, sizeof cfg->image, "docker.io/sagemath/sagemath:latest");
 	snprintf(cfg->container_user, sizeof cfg->container_user, "sage");
 	snprintf(cfg->sandbox_user, sizeof cfg->sandbox_user, "nobody");
+	snprintf(cfg->network, sizeof cfg->network, "none");
 	cfg->pool_size = 1;
 	cfg->worker_max_jobs = 1000;
 	cfg->worker_max_minutes = 60;
@@ -272,6 +274,19 @@ int sb_config_set(struct sb_config *cfg, const char *key, const char *value, con
 	}
 	case K_SHARE:
 		return set_shares(cfg, s, value, origin, err);
+	case K_NETWORK: {
+		char entry[128];
+		const char *why = NULL;
+		if (strlen(value) >= s->size)
+			return bad(err, s, origin, value, "too long");
+		if (sb_netlist_parse(value, &cfg->net, entry, sizeof entry, &why)) {
+			sb_fail(err, "%s: invalid network entry '%s': %s", origin, entry, why);
+			return sb_hint(err, "network takes none, or comma-separated HOST, HOST:PORT or *.DOMAIN, e.g. "
+					    "pypi.org, files.pythonhosted.org, oeis.org");
+		}
+		sb_netlist_format(&cfg->net, field, s->size);
+		return 0;
+	}
 	case K_DIR: {
 		char real[PATH_MAX];
 		const char *why = *value ? host_dir(value, real) : NULL;
@@ -488,13 +503,13 @@ json_t *sb_config_to_json(const struct sb_config *c)
 	json_t *shares = json_array();
 	for (unsigned i = 0; i < c->n_shares; i++)
 		json_array_append_new(shares, json_string(c->shares[i]));
-	json_object_update_new(o, json_pack("{s:I, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:o, s:s}", "max_sessions",
+	json_object_update_new(o, json_pack("{s:I, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:o, s:s, s:s}", "max_sessions",
 					    (json_int_t)c->max_sessions, "max_sessions_total",
 					    (json_int_t)c->max_sessions_total, "session_idle_minutes",
 					    (json_int_t)c->session_idle_minutes, "workspace_size", c->workspace_size,
 					    "job_timeout", (json_int_t)c->job_timeout_s, "max_jobs", (json_int_t)c->max_jobs,
 					    "max_jobs_total", (json_int_t)c->max_jobs_total, "task_ttl",
 					    (json_int_t)c->task_ttl_s, "share", shares, "export_dir",
-					    c->export_dir));
+					    c->export_dir, "network", c->network));
 	return o;
 }

@@ -15,6 +15,7 @@
 
 #include "core/limits.h"
 #include "core/paths.h"
+#include "net/allowlist.h"
 #include "util/error.h"
 
 enum sb_isolation { SB_ISOLATION_WARM, SB_ISOLATION_FRESH };
@@ -49,6 +50,8 @@ struct sb_config {
 	char share[1024];              /* the setting as given (comma-separated), "" none */
 	char shares[SB_SHARES_MAX][PATH_MAX]; /* ... each resolved (realpath) */
 	unsigned n_shares;
+	char network[1024];            /* the allow-list, normalised, or "none" */
+	struct sb_netlist net;         /* ... parsed; net.n == 0: no network (issue 26) */
 	char export_dir[PATH_MAX];     /* file_export copies here (resolved); "" off */
 	char config_path[PATH_MAX];    /* the file that was read, or empty */
 };

@@ -10,7 +10,8 @@
 
 char *sb_tools_instructions(const struct sb_config *cfg)
 {
-	char *s = NULL;
+	char *s = NULL, net[1400];
+	sb_netlist_model_text(&cfg->net, net, sizeof net);
 	if (asprintf(&s,
 		     "sagebox runs code in an isolated sandbox on the user's machine. Use run_sagemath for "
 		     "mathematics (exact arithmetic, algebra, factoring, number theory, calculus, linear algebra, "
@@ -39,7 +40,7 @@ char *sb_tools_instructions(const struct sb_config *cfg)
 		     "- Limits: %u s per call by default (timeout_seconds up to %d), %s of memory, %zu KiB of "
 		     "output per stream, %d characters of code. Prefer printing sizes or a few terms over huge "
 		     "objects.\n"
-		     "- No network (no pip install, no downloads) and no access to the user's files%s; only /tmp "
+		     "- %s. No access to the user's files%s; only /tmp "
 		     "(and a session's /work) is writable, and it is discarded after the call (the session).\n"
 		     "- A result with isError true either shows your code's error (read the traceback, fix the "
 		     "code, call again) or says the sandbox itself failed: then call sandbox_status (and "
@@ -47,7 +48,7 @@ char *sb_tools_instructions(const struct sb_config *cfg)
 		     cfg->session_idle_minutes, cfg->job_timeout_s, sb_figure_caps.max_count,
 		     (unsigned)sb_figure_caps.max_side, cfg->limits.timeout_s, SB_TIMEOUT_MAX_S,
 		     cfg->limits.memory, cfg->limits.output_bytes / 1024, SB_CODE_MAX_CHARS,
-		     cfg->n_shares ? " (except the directories the user shared, read-only under /data)" : "") < 0)
+		     net, cfg->n_shares ? " (except the directories the user shared, read-only under /data)" : "") < 0)
 		return NULL;
 	return s;
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/limits.h"
+#include "net/note.h"
 #include "tools/figures.h"
 #include "tools/run.h"
 
@@ -92,6 +93,14 @@ char *sb_result_text(const struct sb_result *r, const struct sb_tool *t, const s
 	truncation(f, "stdout", &r->out, r);
 	truncation(f, "stderr", &r->err, r);
 	advice(f, r, t, cfg);
+	char note_buf[1280];
+	const char *note = NULL;
+	if (!r->internal_error && has_err)
+		note = sb_net_failure_note(r->err.data, r->err.len, &cfg->net, note_buf, sizeof note_buf);
+	if (!note && !r->internal_error && has_out)
+		note = sb_net_failure_note(r->out.data, r->out.len, &cfg->net, note_buf, sizeof note_buf);
+	if (note)
+		fprintf(f, "%s\n", note);
 	fclose(f);
 	/* Drop the final newline: the block ends with the verdict or advice. */
 	if (size > 0 && buf[size - 1] == '\n')

@@ -15,26 +15,28 @@
 /* What every run tool's description says about the sandbox and its limits. */
 static void limits_text(char *buf, size_t size, const struct sb_config *cfg)
 {
+	char net[1400];
+	sb_netlist_model_text(&cfg->net, net, sizeof net);
 	snprintf(buf, size,
 		 "Without session_id every call starts fresh: nothing is kept between calls, so define "
 		 "everything you use in the same call; with a session_id from session_open the code runs in "
 		 "that session, where variables, functions and files in /work persist between calls. Limits: %u s wall clock by default (pass timeout_seconds, up to %d, for "
 		 "longer work), %s of memory, %zu KiB of output per stream (longer output is cut in the "
 		 "middle, so print summaries rather than huge objects), at most %d characters of code. "
-		 "There is no network access and no access to the user's files: the sandbox sees only a "
+		 "%s. There is no access to the user's files: the sandbox sees only a "
 		 "read-only system and a scratch /tmp, which is discarded after the call without a session_id and "
 		 "kept for the session's life with one. A failure of your "
 		 "code comes back as an error result with its traceback; fix the code and call again. If "
 		 "the result says the sandbox itself failed, call sandbox_status and tell the user what it "
 		 "reports.",
 		 cfg->limits.timeout_s, SB_TIMEOUT_MAX_S, cfg->limits.memory, cfg->limits.output_bytes / 1024,
-		 SB_CODE_MAX_CHARS);
+		 SB_CODE_MAX_CHARS, net);
 }
 
 /* The tool's own text, then the limits. */
 static char *with_limits(const struct sb_config *cfg, const char *intro)
 {
-	char limits[2048], *out = NULL;
+	char limits[4096], *out = NULL;
 	limits_text(limits, sizeof limits, cfg);
 	return intro && asprintf(&out, "%s %s", intro, limits) >= 0 ? out : NULL;
 }

@@ -1,0 +1,103 @@
+/* sagebox proxy --listen PATH: the network proxy (src/net/proxy.c) in the
+ * foreground on one Unix socket, with the `network` setting as configured.
+ * Try an allow-list before giving it to sandboxes:
+ *   sagebox proxy --network oeis.org --listen /tmp/p.sock &
+ *   curl --unix-socket /tmp/p.sock -x http://proxy http://oeis.org/
+ * sagebox itself starts the same proxy with --control-fd (net/spawn.c). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "core/exit_status.h"
+#include "net/proxy.h"
+#include "sandbox/native/native.h"
+
+static int listen_unix(const char *path)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	if (strlen(path) >= sizeof a.sun_path) {
+		fprintf(stderr, "sagebox: proxy: socket path too long: %s\n", path);
+		return -1;
+	}
+	strcpy(a.sun_path, path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) || listen(fd, 64)) {
+		fprintf(stderr, "sagebox: proxy: cannot listen on %s: %s\n", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int sb_cli_proxy(int argc, char **argv)
+{
+	struct sb_config cfg;
+	char **rest = calloc((size_t)argc + 1, sizeof *rest);
+	int nrest = 0, control = -1;
+	const char *path = NULL;
+	if (!rest || sb_cli_load_settings(argc, argv, &cfg, rest, &nrest)) {
+		free(rest);
+		return SB_EXIT_USAGE;
+	}
+	for (int i = 1; i < nrest; i++) {
+		if (!strcmp(rest[i], "--listen") && i + 1 < nrest)
+			path = rest[++i];
+		else if (!strcmp(rest[i], "--control-fd") && i + 1 < nrest)
+			control = atoi(rest[++i]);
+		else {
+			fprintf(stderr, "sagebox: proxy: unknown argument '%s'\n"
+					"usage: sagebox proxy --network LIST --listen SOCKET_PATH\n",
+				rest[i]);
+			free(rest);
+			return SB_EXIT_USAGE;
+		}
+	}
+	free(rest);
+	if (!path && control < 0) {
+		fprintf(stderr, "sagebox: proxy: give --listen SOCKET_PATH\n");
+		return SB_EXIT_USAGE;
+	}
+	if (!cfg.net.n) {
+		fprintf(stderr, "sagebox: proxy: the network setting is none: nothing would be allowed\n"
+				"sagebox: hint: give --network HOSTS (or set network in the config file)\n");
+		return SB_EXIT_USAGE;
+	}
+	int lfd = path ? listen_unix(path) : -1;
+	if (path && lfd < 0)
+		return 1;
+	int audit = -1;
+	if (cfg.audit_log[0] &&
+	    (audit = open(cfg.audit_log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600)) < 0) {
+		fprintf(stderr, "sagebox: proxy: cannot open audit log %s: %s\n", cfg.audit_log, strerror(errno));
+		return 1;
+	}
+	/* Never as root: the proxy is the sandboxes' way out and needs nothing
+	 * root has. Started as root it becomes sandbox_user, as the sandboxes
+	 * do, once its socket and log are open. */
+	if (geteuid() == 0) {
+		struct sb_error err = {0};
+		uid_t uid;
+		gid_t gid;
+		if (nat_resolve_user(cfg.sandbox_user, &uid, &gid, &err)) {
+			sb_cli_print_error(&err);
+			return 1;
+		}
+		if ((path && chown(path, uid, gid)) || nat_drop_root(uid, gid) || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
+			fprintf(stderr, "sagebox: proxy: cannot become %s: %s\n", cfg.sandbox_user, strerror(errno));
+			return 1;
+		}
+	}
+	int rc = sb_proxy_run(&cfg.net, audit, control, lfd, path ? path : "");
+	if (path)
+		unlink(path);
+	return rc;
+}

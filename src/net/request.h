@@ -1,0 +1,31 @@
+/* The head of one request to sagebox's proxy (issue 26), parsed by
+ * http-parser (Debian's libhttp-parser): CONNECT host:port, or a plain
+ * request in absolute form (GET http://host/path). Pure: no I/O, so the
+ * fuzzer drives it (tests/fuzz/fuzz_proxy.c). */
+#ifndef SAGEBOX_NET_REQUEST_H
+#define SAGEBOX_NET_REQUEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "net/allowlist.h"
+
+#define SB_PROXY_HEAD_MAX 16384
+
+struct sb_proxy_req {
+	bool connect;               /* CONNECT: a tunnel after "200" */
+	char host[SB_NET_HOST_MAX]; /* the requested name, normalised (allowlist.h) */
+	bool host_is_ip;
+	unsigned port;
+	size_t head_len;            /* bytes of the client's input the head took */
+	char *upstream;             /* plain requests: the head to send on (malloc'd) */
+	size_t upstream_len;
+};
+
+/* Parse buf[0, len) from its start. 0: a complete head in *r (free it with
+ * sb_proxy_req_free); 1: incomplete, read more; -1: refused, *why says why
+ * in one line (the proxy answers 400 with it). */
+int sb_proxy_req_parse(const char *buf, size_t len, struct sb_proxy_req *r, const char **why);
+void sb_proxy_req_free(struct sb_proxy_req *r);
+
+#endif

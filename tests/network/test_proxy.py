@@ -1,0 +1,175 @@
+"""The proxy's refusal rules, through its Unix socket (issue 26)."""
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from conftest import Relay
+
+
+def status(resp):
+    return int(resp.split(b" ", 2)[1]) if resp.startswith(b"HTTP/1.") else None
+
+
+def body(resp):
+    return resp.split(b"\r\n\r\n", 1)[1].decode()
+
+
+def allowed(origin):
+    # The origin listens on loopback, so its address is listed as well.
+    return f"exact.test:{origin}, *.wild.test:{origin}, 127.0.0.1:{origin}"
+
+
+def test_plain_get_allowed_raw_and_urllib(proxy, origin):
+    p = proxy(allowed(origin))
+    r = p.raw(f"GET http://exact.test:{origin}/x?y=1 HTTP/1.1\r\nHost: exact.test:{origin}\r\n"
+              "Proxy-Connection: keep-alive\r\n\r\n".encode())
+    assert status(r) == 200, r
+    assert body(r) == f"hello from origin /x?y=1 host=exact.test:{origin}\n"
+    relay = Relay(p.sock)
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({"http": f"http://127.0.0.1:{relay.port}"}))
+    with opener.open(f"http://a.wild.test:{origin}/u", timeout=10) as f:
+        assert f.read().decode() == f"hello from origin /u host=a.wild.test:{origin}\n"
+    relay.close()
+
+
+def test_curl_get_and_connect(proxy, origin):
+    p = proxy(allowed(origin))
+    relay = Relay(p.sock)
+    px = f"http://127.0.0.1:{relay.port}"
+    out = subprocess.run(["curl", "-sS", "--noproxy", "", "-x", px, f"http://exact.test:{origin}/c"],
+                         capture_output=True, text=True, timeout=30)
+    assert out.stdout == f"hello from origin /c host=exact.test:{origin}\n", out
+    # -p: a CONNECT tunnel, then the request inside it.
+    out = subprocess.run(["curl", "-sS", "--noproxy", "", "-p", "-x", px, f"http://exact.test:{origin}/t"],
+                         capture_output=True, text=True, timeout=30)
+    assert out.stdout == f"hello from origin /t host=exact.test:{origin}\n", out
+    relay.close()
+
+
+def test_refused_name_403_one_line(proxy, origin):
+    p = proxy(allowed(origin))
+    r = p.raw(b"GET http://oeis.org/A000108 HTTP/1.1\r\nHost: oeis.org\r\n\r\n")
+    assert status(r) == 403
+    assert body(r) == "sagebox: oeis.org:80 is not in the network allow-list (setting: network)\n"
+    r = p.raw(b"CONNECT pypi.org:443 HTTP/1.1\r\nHost: pypi.org:443\r\n\r\n")
+    assert status(r) == 403 and "pypi.org:443 is not in the network allow-list" in body(r)
+    # A listed name on another port, and the wildcard's own domain.
+    assert status(p.raw(f"CONNECT exact.test:{origin + 1} HTTP/1.1\r\n\r\n".encode())) == 403
+    assert status(p.raw(f"CONNECT wild.test:{origin} HTTP/1.1\r\n\r\n".encode())) == 403
+
+
+def test_ip_literal_not_listed(proxy, origin):
+    p = proxy(allowed(origin))
+    for target in (f"127.0.0.2:{origin}", f"10.1.2.3:{origin}", f"[::1]:{origin}", "169.254.169.254:80"):
+        r = p.raw(f"CONNECT {target} HTTP/1.1\r\n\r\n".encode())
+        assert status(r) == 403, (target, r)
+        assert "is not in the network allow-list" in body(r)
+    # Listed as an address: reached.
+    r = p.raw(f"GET http://127.0.0.1:{origin}/ip HTTP/1.1\r\n\r\n".encode())
+    assert status(r) == 200 and "host=127.0.0.1" in body(r)
+
+
+@pytest.mark.parametrize("name, addr, what", [
+    ("loop.test", "127.0.0.1", "loopback"),
+    ("meta.test", "169.254.169.254", "link-local"),
+    ("lan.test", "10.1.2.3", "private"),
+])
+def test_listed_name_resolving_to_special_address(proxy, origin, name, addr, what):
+    # The name is listed, its address is not: DNS rebinding and SSRF.
+    p = proxy(f"{name}:{origin}, {name}:80")
+    t0 = time.monotonic()
+    r = p.raw(f"GET http://{name}:{origin}/ HTTP/1.1\r\nHost: {name}:{origin}\r\n\r\n".encode())
+    assert status(r) == 403, r
+    b = body(r)
+    assert b.count("\n") == 1 and b.startswith(f"sagebox: {name} resolves to {addr}, ") and what in b, b
+    assert time.monotonic() - t0 < 5  # refused before any connection attempt (10.1.2.3 would hang)
+    line = p.audit_lines()[-1]
+    assert line["host"] == name and line["allowed"] is False and addr in line["reason"]
+
+
+def test_connect_and_host_disagree(proxy, origin):
+    p = proxy(allowed(origin))
+    r = p.raw(f"CONNECT exact.test:{origin} HTTP/1.1\r\nHost: 169.254.169.254\r\n\r\n".encode())
+    assert status(r) == 400 and "disagree" in body(r)
+    r = p.raw(f"GET http://exact.test:{origin}/ HTTP/1.1\r\nHost: oeis.org\r\n\r\n".encode())
+    assert status(r) == 400 and "disagree" in body(r)
+    # Origin form (a direct request, not a proxy request) is refused too.
+    r = p.raw(f"GET / HTTP/1.1\r\nHost: exact.test:{origin}\r\n\r\n".encode())
+    assert status(r) == 400
+
+
+def test_redirect_not_followed(proxy, origin):
+    p = proxy(allowed(origin))
+    r = p.raw(f"GET http://exact.test:{origin}/redirect HTTP/1.1\r\n\r\n".encode())
+    assert status(r) == 302 and b"Location: http://refused.test/" in r
+    # The client follows it, through the proxy again: refused there.
+    relay = Relay(p.sock)
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({"http": f"http://127.0.0.1:{relay.port}"}))
+    with pytest.raises(urllib.error.HTTPError) as e:
+        opener.open(f"http://exact.test:{origin}/redirect", timeout=10)
+    assert e.value.code == 403
+    assert "refused.test:80 is not in the network allow-list" in e.value.read().decode()
+    relay.close()
+
+
+def test_connections_cap(proxy, origin):
+    p = proxy(allowed(origin))
+    held = []
+    for _ in range(32):  # SB_PROXY_CONNS_MAX, each waiting for the rest of its head
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(p.sock)
+        s.sendall(b"GET http://exact.test/ HTTP/1.1\r\n")
+        held.append(s)
+    time.sleep(0.3)
+    r = p.raw(f"GET http://exact.test:{origin}/ HTTP/1.1\r\n\r\n".encode())
+    assert status(r) == 503 and b"too many network connections" in r
+    for s in held:
+        s.close()
+    time.sleep(0.3)
+    assert status(p.raw(f"GET http://exact.test:{origin}/ HTTP/1.1\r\n\r\n".encode())) == 200
+
+
+def test_audit_line_per_connection(proxy, origin):
+    p = proxy(allowed(origin))
+    p.raw(f"GET http://exact.test:{origin}/a HTTP/1.1\r\n\r\n".encode())
+    p.raw(b"GET http://oeis.org/ HTTP/1.1\r\n\r\n")
+    lines = p.audit_lines()
+    assert len(lines) == 2
+    ok, no = lines
+    assert ok["allowed"] is True and ok["host"] == "exact.test" and ok["port"] == origin
+    assert ok["bytes_down"] > 0 and ok["bytes_up"] > 0 and ok["sandbox"] == p.sock
+    assert no["allowed"] is False and "not in the network allow-list" in no["reason"]
+
+
+def test_proxy_is_not_root(proxy, origin):
+    p = proxy(allowed(origin))
+    pid = subprocess.run(["pgrep", "-P", str(p.proc.pid)], capture_output=True, text=True).stdout.split()
+    pids = [str(p.proc.pid)] + pid
+    uids = []
+    for q in pids:
+        try:
+            with open(f"/proc/{q}/status") as f:
+                uids += [l.split()[1:] for l in f if l.startswith("Uid:")]
+        except OSError:
+            pass
+    assert uids and all(u != "0" for row in uids for u in row), uids
+
+
+def test_none_is_refused_by_the_command(tmp_path):
+    from conftest import BIN
+    r = subprocess.run([BIN, "proxy", "--listen", str(tmp_path / "s")], capture_output=True, text=True)
+    assert r.returncode != 0 and "network setting is none" in r.stderr
+
+
+def test_other_commands_refuse_a_network_they_cannot_give_yet():
+    # The sandboxes' side (the per-sandbox socket and relay) is issue 26's
+    # next stage: until then a set `network` must not reach the model's text.
+    from conftest import BIN
+    r = subprocess.run([BIN, "status", "--network", "oeis.org"], capture_output=True, text=True)
+    assert r.returncode != 0 and "sandboxes cannot reach the proxy yet" in r.stderr
+    r = subprocess.run([BIN, "status", "--network", "none"], capture_output=True, text=True)
+    assert "sandboxes cannot reach the proxy yet" not in r.stderr
