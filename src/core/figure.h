@@ -10,11 +10,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/display.h"
+
 struct sb_figure_caps {
 	unsigned max_count;      /* figures one result carries */
 	size_t max_image_bytes;  /* PNG bytes of one figure */
 	size_t max_total_bytes;  /* PNG bytes of all figures of one result */
 	uint32_t max_side;       /* pixels on the long side */
+	/* Display items (core/display.h): text, LaTeX, HTML, SVG, 3D scenes. */
+	unsigned max_items;            /* items one result carries */
+	size_t max_item_bytes;         /* bytes of one item */
+	size_t max_items_total_bytes;  /* bytes of all items of one result */
 };
 /* Sized for the clients: Claude Desktop refuses a tool result over 1 MiB,
  * and base64 makes 600 KiB of PNG 800 KiB of JSON. */
@@ -47,6 +53,7 @@ struct sb_figures {
 	unsigned dropped[SB_FIG_DROPS];
 	unsigned first_dropped[SB_FIG_DROPS]; /* index of the first, per reason */
 	char invalid_why[96];    /* the first refusal's reason */
+	struct sb_display display; /* everything displayed, in order */
 };
 
 void sb_figures_free(struct sb_figures *f);
@@ -59,12 +66,14 @@ unsigned sb_figures_dropped(const struct sb_figures *f);
 void sb_figure_drop_text(enum sb_figure_drop why, const struct sb_figures *f, char *buf, size_t n);
 
 /* The caps as the driver takes them in a run frame: {max_count,
- * max_image_bytes, max_total_bytes, max_side} (new reference or NULL). */
+ * max_image_bytes, max_total_bytes, max_side, max_items, max_item_bytes,
+ * max_items_total_bytes} (new reference or NULL). */
 json_t *sb_figure_caps_json(void);
 
-/* Metadata for a result's JSON, never the bytes: {"figures": [{figure,
- * mime_type, width, height, bytes}], "figures_not_shown": [{reason,
- * count, first}]} are added to o when there is something to say. */
+/* Metadata for a result's JSON: {"figures": [{figure, mime_type, width,
+ * height, bytes}], "figures_not_shown": [{reason, count, first}],
+ * "display": [...] (core/display.h), "display_not_shown": [{reason,
+ * message, count, first}]} are added to o when there is something to say. */
 void sb_figures_to_json(const struct sb_figures *f, json_t *o);
 
 #endif

@@ -128,6 +128,18 @@ json_t *sb_run_output_schema(void)
 			    json_pack("{s:s, s:{s:s, s:{s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}}}}", "type", "array",
 				      "items", "type", "object", "properties", "reason", "type", "string", "message",
 				      "type", "string", "count", "type", "integer", "first", "type", "integer"));
+	/* What was displayed, in order (core/display.h); a PNG's bytes are
+	 * also its image content block. */
+	json_object_set_new(
+		props, "display",
+		json_pack("{s:s, s:{s:s, s:[s], s:{s:{s:s, s:[s,s,s,s,s,s]}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s},"
+			  " s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}}}}",
+			  "type", "array", "items", "type", "object", "required", "kind", "properties", "kind", "type",
+			  "string", "enum", "text", "latex", "html", "png", "svg", "threejs", "text", "type", "string",
+			  "latex", "type", "string", "html", "type", "string", "svg", "type", "string", "mimeType",
+			  "type", "string", "data", "type", "string", "width", "type", "integer", "height", "type",
+			  "integer", "scene", "type", "object", "png", "type", "integer"));
+	json_object_set_new(props, "display_not_shown", json_deep_copy(json_object_get(props, "figures_not_shown")));
 	return o;
 }
 
