@@ -10,6 +10,7 @@
 
 #include "core/limits.h"
 #include "tools/figures.h"
+#include "tools/links.h"
 #include "tools/sessions.h"
 
 /* What every run tool's description says about the sandbox and its limits. */
@@ -214,6 +215,8 @@ static void shape(const struct sb_tool *t, struct sb_tool_ctx *ctx, struct sb_to
 		session_note(&b, sid, v);
 	sb_tool_result_text(out, b.data ? b.data : "");
 	sb_tool_result_figures(out, &res->figures);
+	if (sid)
+		sb_tool_result_links(out, sid, res);
 	out->is_error = !rec->ok;
 	out->structured = sb_result_to_json(res);
 	if (sid)
