@@ -105,22 +105,17 @@ void sb_display_record_done(struct sb_display *d)
 	d->pending_fresh = false;
 }
 
+_Static_assert(SB_FIG_DROPS == sizeof ((struct sb_display *)0)->dropped / sizeof(unsigned),
+	       "a display item is dropped for the reasons a figure is");
+
 void sb_display_drop(struct sb_display *d, unsigned index, int why, const char *detail)
 {
-	if (why < 0 || why >= SB_FIG_DROPS)
-		return;
-	if (!d->dropped[why]++)
-		d->first_dropped[why] = index;
-	if (why == SB_FIG_INVALID && detail && !d->invalid_why[0])
-		snprintf(d->invalid_why, sizeof d->invalid_why, "%s", detail);
+	sb_drop_count(d->dropped, d->first_dropped, d->invalid_why, sizeof d->invalid_why, index, why, detail);
 }
 
 unsigned sb_display_dropped(const struct sb_display *d)
 {
-	unsigned n = 0;
-	for (int i = 0; i < SB_FIG_DROPS; i++)
-		n += d->dropped[i];
-	return n;
+	return sb_drop_total(d->dropped);
 }
 
 void sb_display_drop_text(int why, const struct sb_display *d, char *buf, size_t n)

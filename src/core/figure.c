@@ -49,20 +49,33 @@ int sb_figures_add(struct sb_figures *f, unsigned index, char *png, size_t len, 
 	return 0;
 }
 
+void sb_drop_count(unsigned *dropped, unsigned *first, char *why, size_t whyn, unsigned index, int reason,
+		   const char *detail)
+{
+	if (reason < 0 || reason >= SB_FIG_DROPS)
+		return;
+	if (!dropped[reason]++)
+		first[reason] = index;
+	if (reason == SB_FIG_INVALID && detail && !why[0])
+		snprintf(why, whyn, "%s", detail);
+}
+
+unsigned sb_drop_total(const unsigned *dropped)
+{
+	unsigned n = 0;
+	for (int i = 0; i < SB_FIG_DROPS; i++)
+		n += dropped[i];
+	return n;
+}
+
 void sb_figures_drop(struct sb_figures *f, unsigned index, enum sb_figure_drop why, const char *detail)
 {
-	if (!f->dropped[why]++)
-		f->first_dropped[why] = index;
-	if (why == SB_FIG_INVALID && detail && !f->invalid_why[0])
-		snprintf(f->invalid_why, sizeof f->invalid_why, "%s", detail);
+	sb_drop_count(f->dropped, f->first_dropped, f->invalid_why, sizeof f->invalid_why, index, why, detail);
 }
 
 unsigned sb_figures_dropped(const struct sb_figures *f)
 {
-	unsigned n = 0;
-	for (int i = 0; i < SB_FIG_DROPS; i++)
-		n += f->dropped[i];
-	return n;
+	return sb_drop_total(f->dropped);
 }
 
 void sb_figure_drop_text(enum sb_figure_drop why, const struct sb_figures *f, char *buf, size_t n)

@@ -59,6 +59,11 @@ struct sb_figures {
 void sb_figures_free(struct sb_figures *f);
 /* Take png (malloc'd) as the next figure. -1: out of memory (png freed). */
 int sb_figures_add(struct sb_figures *f, unsigned index, char *png, size_t len, uint32_t w, uint32_t h);
+/* A drop counted in per-reason arrays of SB_FIG_DROPS (figures' and
+ * display items'): the first index per reason, the first refusal's why. */
+void sb_drop_count(unsigned *dropped, unsigned *first, char *why, size_t whyn, unsigned index, int reason,
+		   const char *detail);
+unsigned sb_drop_total(const unsigned *dropped);
 void sb_figures_drop(struct sb_figures *f, unsigned index, enum sb_figure_drop why, const char *detail);
 unsigned sb_figures_dropped(const struct sb_figures *f);
 /* A phrase for a drop reason, with the caps: "a result carries at most 8

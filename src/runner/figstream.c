@@ -38,6 +38,23 @@ static void drop(struct sb_figstream *s, enum sb_figure_drop why, const char *de
 		sb_figures_drop(s->out, s->index, why, detail);
 }
 
+/* The host's own caps, in the order the driver applies them: keep the
+ * record's n bytes (buffered, s->keep) or drop it, naming the cap. */
+static int admit(struct sb_figstream *s, bool over_count, size_t n, size_t max_one, size_t total, size_t max_total)
+{
+	if (over_count)
+		drop(s, SB_FIG_OVER_COUNT, NULL);
+	else if (n > max_one)
+		drop(s, SB_FIG_TOO_BIG, NULL);
+	else if (total + n > max_total)
+		drop(s, SB_FIG_OVER_TOTAL, NULL);
+	else if (!(s->png = malloc(s->len)))
+		return -1;
+	else
+		s->keep = true;
+	return 0;
+}
+
 /* A display item (display.py's 'D' kind text, or 'X' reason): its own caps,
  * which the driver applied first. */
 static int on_display_kind(struct sb_figstream *s)
@@ -50,18 +67,8 @@ static int on_display_kind(struct sb_figstream *s)
 		drop(s, SB_FIG_INVALID, "a display item without a kind");
 		return 0;
 	}
-	size_t n = s->len - 2;
-	if (sb_display_items(d) >= c->max_items)
-		drop(s, SB_FIG_OVER_COUNT, NULL);
-	else if (n > c->max_item_bytes)
-		drop(s, SB_FIG_TOO_BIG, NULL);
-	else if (d->total_bytes + n > c->max_items_total_bytes)
-		drop(s, SB_FIG_OVER_TOTAL, NULL);
-	else if (!(s->png = malloc(s->len)))
-		return -1;
-	else
-		s->keep = true;
-	return 0;
+	return admit(s, sb_display_items(d) >= c->max_items, s->len - 2, c->max_item_bytes,
+		     d->total_bytes, c->max_items_total_bytes);
 }
 
 /* A figure's first byte says what it is: decide whether to keep it. */
@@ -83,18 +90,7 @@ static int on_kind(struct sb_figstream *s)
 		drop(s, SB_FIG_INVALID, "an unknown figure record");
 		return 0;
 	}
-	/* The host's own caps, in the order the driver applies them. */
-	if (s->out->n >= c->max_count)
-		drop(s, SB_FIG_OVER_COUNT, NULL);
-	else if (n > c->max_image_bytes)
-		drop(s, SB_FIG_TOO_BIG, NULL);
-	else if (s->out->total_bytes + n > c->max_total_bytes)
-		drop(s, SB_FIG_OVER_TOTAL, NULL);
-	else if (!(s->png = malloc(s->len)))
-		return -1;
-	else
-		s->keep = true;
-	return 0;
+	return admit(s, s->out->n >= c->max_count, n, c->max_image_bytes, s->out->total_bytes, c->max_total_bytes);
 }
 
 static void on_skip_reason(struct sb_figstream *s, unsigned char r)
