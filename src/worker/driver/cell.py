@@ -60,7 +60,7 @@ def show(value):
         return
     import builtins
     builtins._ = value
-    if display.show(value) or figures.display(value):
+    if figures.display(value) or display.show(value):
         return
     text = magics.display_text(value)
     text = repr(value) if text is None else text
