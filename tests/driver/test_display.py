@@ -86,7 +86,7 @@ def test_html():
 
 
 def test_svg_and_png_in_order():
-    out, recs = run("p = plot(sin(x), (x, 0, 1))\nshow(p)\n%display graphics vector\np")
+    out, recs = run("p = plot(sin(x), (x, 0, 1))\np.show()\n%display graphics vector\np")
     assert [k for k, _ in recs] == ["P", "Ds"]
     assert recs[0][1].startswith(b"\x89PNG")
     assert recs[1][1].lstrip().startswith(b"<?xml") and b"<svg" in recs[1][1]
