@@ -10,11 +10,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/display.h"
+
 struct sb_figure_caps {
 	unsigned max_count;      /* figures one result carries */
 	size_t max_image_bytes;  /* PNG bytes of one figure */
 	size_t max_total_bytes;  /* PNG bytes of all figures of one result */
 	uint32_t max_side;       /* pixels on the long side */
+	/* Display items (core/display.h): text, LaTeX, HTML, SVG, 3D scenes. */
+	unsigned max_items;            /* items one result carries */
+	size_t max_item_bytes;         /* bytes of one item */
+	size_t max_items_total_bytes;  /* bytes of all items of one result */
 };
 /* Sized for the clients: Claude Desktop refuses a tool result over 1 MiB,
  * and base64 makes 600 KiB of PNG 800 KiB of JSON. */
@@ -47,11 +53,17 @@ struct sb_figures {
 	unsigned dropped[SB_FIG_DROPS];
 	unsigned first_dropped[SB_FIG_DROPS]; /* index of the first, per reason */
 	char invalid_why[96];    /* the first refusal's reason */
+	struct sb_display display; /* everything displayed, in order */
 };
 
 void sb_figures_free(struct sb_figures *f);
 /* Take png (malloc'd) as the next figure. -1: out of memory (png freed). */
 int sb_figures_add(struct sb_figures *f, unsigned index, char *png, size_t len, uint32_t w, uint32_t h);
+/* A drop counted in per-reason arrays of SB_FIG_DROPS (figures' and
+ * display items'): the first index per reason, the first refusal's why. */
+void sb_drop_count(unsigned *dropped, unsigned *first, char *why, size_t whyn, unsigned index, int reason,
+		   const char *detail);
+unsigned sb_drop_total(const unsigned *dropped);
 void sb_figures_drop(struct sb_figures *f, unsigned index, enum sb_figure_drop why, const char *detail);
 unsigned sb_figures_dropped(const struct sb_figures *f);
 /* A phrase for a drop reason, with the caps: "a result carries at most 8
@@ -59,12 +71,14 @@ unsigned sb_figures_dropped(const struct sb_figures *f);
 void sb_figure_drop_text(enum sb_figure_drop why, const struct sb_figures *f, char *buf, size_t n);
 
 /* The caps as the driver takes them in a run frame: {max_count,
- * max_image_bytes, max_total_bytes, max_side} (new reference or NULL). */
+ * max_image_bytes, max_total_bytes, max_side, max_items, max_item_bytes,
+ * max_items_total_bytes} (new reference or NULL). */
 json_t *sb_figure_caps_json(void);
 
-/* Metadata for a result's JSON, never the bytes: {"figures": [{figure,
- * mime_type, width, height, bytes}], "figures_not_shown": [{reason,
- * count, first}]} are added to o when there is something to say. */
+/* Metadata for a result's JSON: {"figures": [{figure, mime_type, width,
+ * height, bytes}], "figures_not_shown": [{reason, count, first}],
+ * "display": [...] (core/display.h), "display_not_shown": [{reason,
+ * message, count, first}]} are added to o when there is something to say. */
 void sb_figures_to_json(const struct sb_figures *f, json_t *o);
 
 #endif

@@ -21,6 +21,7 @@ void sb_result_free(struct sb_result *r)
 	free(r->internal_error);
 	free(r->hint);
 	json_decref(r->sandbox);
+	json_decref(r->written);
 	sb_figures_free(&r->figures);
 	sb_result_init(r);
 }

@@ -18,6 +18,11 @@ struct sb_stream {
 	uint64_t total_bytes; /* bytes the code wrote to the stream, kept or not */
 };
 
+/* Files one result links at most (the driver's written.py lists as many),
+ * and the longest path taken. */
+#define SB_WRITTEN_MAX 20
+#define SB_WRITTEN_PATH_MAX 1024
+
 struct sb_result {
 	int exit_code;        /* -1 when killed by a signal or never started */
 	int signal;           /* 0 when none */
@@ -32,6 +37,11 @@ struct sb_result {
 	char *hint;           /* what to do about internal_error, or NULL */
 	json_t *sandbox;      /* what was enforced, as verified at run time (owned) */
 	struct sb_figures figures; /* what the code displayed (core/figure.h) */
+	/* A session's call: the files it wrote, new or changed, as paths
+	 * relative to the workspace (a JSON array of strings, owned; NULL:
+	 * none), at most SB_WRITTEN_MAX, and how many more there were. */
+	json_t *written;
+	unsigned written_more;
 };
 
 void sb_result_init(struct sb_result *r);

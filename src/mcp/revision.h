@@ -17,6 +17,7 @@ enum sb_rev_feature {
 	SB_REV_TOOL_TITLE,           /* tool "title" */
 	SB_REV_OUTPUT_SCHEMA,        /* tool "outputSchema" */
 	SB_REV_STRUCTURED_CONTENT,   /* CallToolResult "structuredContent" */
+	SB_REV_RESOURCE_LINK,        /* "resource_link" content blocks */
 	SB_REV_SERVER_DESCRIPTION,   /* serverInfo "description" */
 	SB_REV_ARG_ERROR_RESULT,     /* tool arguments that break the schema: a tool
 					execution error (isError), not -32602 (SEP-1303) */

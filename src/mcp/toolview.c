@@ -1,6 +1,7 @@
 #include "mcp/toolview.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "mcp/revision.h"
 #include "mcp/tasks.h"
@@ -40,8 +41,22 @@ json_t *sb_mcp_tools_list(const struct sb_config *cfg, const char *revision)
 	return json_pack("{s:o}", "tools", list);
 }
 
+/* Blocks of a type the revision does not know are left out (a client that
+ * checks content against its schema would refuse the whole result). */
+static void drop_unknown_blocks(json_t *content, const char *revision)
+{
+	if (!content || sb_rev_has(revision, SB_REV_RESOURCE_LINK))
+		return;
+	for (size_t i = json_array_size(content); i-- > 0;) {
+		const char *type = json_string_value(json_object_get(json_array_get(content, i), "type"));
+		if (type && !strcmp(type, "resource_link"))
+			json_array_remove(content, i);
+	}
+}
+
 json_t *sb_mcp_call_result(struct sb_tool_result *r, const char *revision)
 {
+	drop_unknown_blocks(r->content, revision);
 	json_t *out = json_pack("{s:o, s:b}", "content", r->content ? r->content : json_array(), "isError",
 				r->is_error);
 	r->content = NULL;

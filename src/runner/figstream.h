@@ -12,11 +12,17 @@
  *                                     session)
  *           | 'S' reason              a figure the driver did not send:
  *                                     'c' count, 'i' image size, 't' total
+ *           | 'D' kind UTF-8-text     a display item (core/display.h): kind
+ *                                     't' text, 'l' LaTeX, 'h' HTML, 's' SVG,
+ *                                     'j' a 3D scene (a JSON object), whose
+ *                                     PNG, if any, is the next record
+ *           | 'X' reason              a display item not sent, as 'S'
  *
  * The host trusts none of it: records are parsed as the bytes arrive, a
  * figure is kept only under the caps (core/figure.h), at most one figure
  * under the per-image cap is buffered at a time, and a kept figure must
- * pass sb_png_check and the long-side cap. */
+ * pass sb_png_check and the long-side cap. Figures and display items are
+ * numbered apart, each in the order they came. */
 #ifndef SAGEBOX_FIGSTREAM_H
 #define SAGEBOX_FIGSTREAM_H
 

@@ -45,6 +45,47 @@ int sess_feeder_decode(struct sess_feeder *x, const struct sess_frame *fr, struc
 	return -1;
 }
 
+/* A path the controller says the call wrote: relative to the workspace,
+ * no empty, "." or ".." segment, no control character, not too long. It
+ * becomes part of a URI a client may read back (resources/read checks it
+ * again, as the file tools do). */
+static bool written_path_ok(const char *p)
+{
+	size_t n = strlen(p);
+	if (n == 0 || n > SB_WRITTEN_PATH_MAX || p[0] == '/')
+		return false;
+	for (const char *q = p; *q; q++)
+		if ((unsigned char)*q < 0x20 || *q == 0x7f)
+			return false;
+	for (const char *seg = p;;) {
+		const char *end = strchr(seg, '/');
+		size_t k = end ? (size_t)(end - seg) : strlen(seg);
+		if (k == 0 || (k == 1 && seg[0] == '.') || (k == 2 && seg[0] == '.' && seg[1] == '.'))
+			return false;
+		if (!end)
+			return true;
+		seg = end + 1;
+	}
+}
+
+/* The files the call wrote (written.py): at most SB_WRITTEN_MAX kept. */
+static void take_written(struct sess_feeder *x, json_t *hdr)
+{
+	json_t *a = json_object_get(hdr, "files"), *more = json_object_get(hdr, "files_more"), *v;
+	size_t i;
+	if (!json_is_array(a))
+		return;
+	json_decref(x->written);
+	x->written = json_array();
+	json_array_foreach(a, i, v) {
+		if (json_is_string(v) && written_path_ok(json_string_value(v)) &&
+		    json_array_size(x->written) < SB_WRITTEN_MAX)
+			json_array_append(x->written, v);
+	}
+	if (json_is_integer(more) && json_integer_value(more) > 0 && json_integer_value(more) < 1000000000)
+		x->written_more = (unsigned)json_integer_value(more);
+}
+
 static void on_event(struct sess_feeder *x, struct sb_sup *s, const struct sb_wp_event *ev)
 {
 	switch (ev->type) {
@@ -59,6 +100,7 @@ static void on_event(struct sess_feeder *x, struct sb_sup *s, const struct sb_wp
 		x->killed = ev->flags & SB_WP_DONE_KILLED;
 		if (ev->reason)
 			snprintf(x->reason, sizeof x->reason, "%s", ev->reason);
+		take_written(x, ev->hdr);
 		x->done = true;
 		sb_sup_finish(s);
 		return;
@@ -148,6 +190,8 @@ int sess_feeder_init(struct sess_feeder *x, struct sess *s, bool job)
 void sess_feeder_fini(struct sess_feeder *x)
 {
 	sess_unroute(x->s, &x->in);
+	json_decref(x->written);
+	x->written = NULL;
 }
 
 json_t *sess_sandbox_json(struct sess *s)
@@ -200,5 +244,8 @@ void sess_run_call(struct sess *s, const struct sb_job *job, const struct sb_run
 	sb_capture_sink_finish(&cap, res);
 	res->duration_ms = sb_now_ms() - sup.start;
 	res->sandbox = sess_sandbox_json(s);
+	res->written = x.written;
+	res->written_more = x.written_more;
+	x.written = NULL;
 	sess_feeder_fini(&x);
 }

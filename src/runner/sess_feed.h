@@ -17,6 +17,8 @@ struct sess_feeder {
 	bool interrupted, restarted, killed;
 	char reason[400];          /* why the interpreter was restarted */
 	char error[400];           /* why the controller refused a job */
+	json_t *written;           /* the done frame's files, checked (owned) */
+	unsigned written_more;
 };
 
 /* Route an inbox for it (0), or -1 when out of resources. */

@@ -80,7 +80,7 @@ char *sb_result_text(const struct sb_result *r, const struct sb_tool *t, const s
 		fputs(has_out ? "\nstderr:\n" : "stderr:\n", f);
 		put_stream(f, &r->err);
 	}
-	bool has_fig = r->figures.n || sb_figures_dropped(&r->figures);
+	bool has_fig = sb_figures_any(&r->figures);
 	if (!has_out && !has_err && !has_fig && !r->internal_error)
 		fputs(sb_result_ok(r) ? "(no output: print() the values you want to see, or end with an expression)\n"
 				      : "(no output)\n",

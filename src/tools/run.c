@@ -10,6 +10,7 @@
 
 #include "core/limits.h"
 #include "tools/figures.h"
+#include "tools/links.h"
 #include "tools/sessions.h"
 
 /* What every run tool's description says about the sandbox and its limits. */
@@ -130,6 +131,18 @@ json_t *sb_run_output_schema(void)
 			    json_pack("{s:s, s:{s:s, s:{s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}}}}", "type", "array",
 				      "items", "type", "object", "properties", "reason", "type", "string", "message",
 				      "type", "string", "count", "type", "integer", "first", "type", "integer"));
+	/* What was displayed, in order (core/display.h); a PNG's bytes are
+	 * also its image content block. */
+	json_object_set_new(
+		props, "display",
+		json_pack("{s:s, s:{s:s, s:[s], s:{s:{s:s, s:[s,s,s,s,s,s]}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s},"
+			  " s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}}}}",
+			  "type", "array", "items", "type", "object", "required", "kind", "properties", "kind", "type",
+			  "string", "enum", "text", "latex", "html", "png", "svg", "threejs", "text", "type", "string",
+			  "latex", "type", "string", "html", "type", "string", "svg", "type", "string", "mimeType",
+			  "type", "string", "data", "type", "string", "width", "type", "integer", "height", "type",
+			  "integer", "scene", "type", "object", "png", "type", "integer"));
+	json_object_set_new(props, "display_not_shown", json_deep_copy(json_object_get(props, "figures_not_shown")));
 	return o;
 }
 
@@ -204,6 +217,8 @@ static void shape(const struct sb_tool *t, struct sb_tool_ctx *ctx, struct sb_to
 		session_note(&b, sid, v);
 	sb_tool_result_text(out, b.data ? b.data : "");
 	sb_tool_result_figures(out, &res->figures);
+	if (sid)
+		sb_tool_result_links(out, sid, res);
 	out->is_error = !rec->ok;
 	out->structured = sb_result_to_json(res);
 	if (sid)

@@ -613,5 +613,7 @@ def test_repl_syntax_and_sympow_cache_in_the_container():
     assert res is not None and res["exit_code"] == 0, p
     out = res["stdout"].splitlines()
     assert out[0].startswith("CPU times: user ") and out[1].startswith("Wall time: "), res
-    assert out[2:] == ["hi", "1", "\\frac{1}{3} \\, x^{2}"], res
+    assert out[2:] == ["hi", "1"], res
+    # the value under %display latex is a LaTeX display item (issue 27)
+    assert res["display"] == [{"kind": "latex", "latex": "\\frac{1}{3} \\, x^{2}"}], res
     assert "WARNING" not in res["stderr"], res

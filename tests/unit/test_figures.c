@@ -224,7 +224,7 @@ static void test_hostile_streams(void)
 	 * malformed skip, a skip with an unknown reason, a cut-off length. */
 	sb_figstream_init(&s, &f);
 	feed_record(&s, 'P', "GIF89a", 6);
-	feed_record(&s, 'X', "abc", 3);
+	feed_record(&s, 'Q', "abc", 3);
 	sb_figstream_feed(&s, "\0\0\0\0", 4);
 	feed_record(&s, 'S', "cc", 2);
 	feed_record(&s, 'S', "?", 1);
@@ -279,8 +279,84 @@ static void test_saved_figures(void)
 	free(p);
 }
 
+/* Display items (core/display.h): in order with the figures, a 3D scene
+ * joined to the PNG of the next record, the items' own caps and numbers,
+ * what the host refuses, the text lines and the result's "display". */
+static void test_display_items(void)
+{
+	struct sb_figures f = {0};
+	struct sb_figstream s;
+	size_t n;
+	unsigned char *p = png(40, 30, 10, &n);
+	sb_figstream_init(&s, &f);
+	CHECK(feed_record(&s, 'D', "t1/2", 4) == 0);
+	CHECK(feed_record(&s, 'D', "l\\frac{1}{2}", 12) == 0);
+	CHECK(feed_record(&s, 'P', p, n) == 0);
+	CHECK(feed_record(&s, 'D', "j{\"bounds\":[1]}", 15) == 0);
+	CHECK(feed_record(&s, 'P', p, n) == 0);
+	CHECK(feed_record(&s, 'D', "h<b>x</b>", 9) == 0);
+	CHECK(feed_record(&s, 'D', "j{\"a\":1}", 8) == 0);  /* no PNG follows */
+	CHECK(feed_record(&s, 'D', "s<svg/>", 7) == 0);
+	CHECK(feed_record(&s, 'P', p, n) == 0);                /* not the scene's: a PNG item */
+	CHECK(feed_record(&s, 'D', "j[1]", 4) == 0);           /* not an object */
+	CHECK(feed_record(&s, 'D', "t\xff", 2) == 0);          /* not UTF-8 */
+	CHECK(feed_record(&s, 'D', "q", 1) == 0);              /* unknown kind */
+	CHECK(feed_record(&s, 'X', "c", 1) == 0);
+	sb_figstream_end(&s);
+	CHECK(f.n == 3 && f.seen == 3);
+	CHECK(f.display.seen == 10 && sb_display_items(&f.display) == 6 && f.display.n == 8);
+	CHECK(f.display.dropped[SB_FIG_INVALID] == 3 && f.display.dropped[SB_FIG_OVER_COUNT] == 1);
+	CHECK(f.display.first_dropped[SB_FIG_INVALID] == 7 && f.display.first_dropped[SB_FIG_OVER_COUNT] == 10);
+
+	json_t *o = json_object();
+	sb_figures_to_json(&f, o);
+	char *js = json_dumps(json_object_get(o, "display"), JSON_COMPACT);
+	CHECK_STR_CONTAINS(js, "[{\"kind\":\"text\",\"text\":\"1/2\"},{\"kind\":\"latex\",\"latex\":"
+			       "\"\\\\frac{1}{2}\"},{\"kind\":\"png\",\"mimeType\":\"image/png\",\"data\":\"iVBORw0KGgo");
+	free(js);
+	json_t *d = json_object_get(o, "display");
+	CHECK(json_array_size(d) == 8);
+	CHECK(json_integer_value(json_object_get(json_array_get(d, 2), "width")) == 40);
+	json_t *scene = json_array_get(d, 3);
+	CHECK(!strcmp(json_string_value(json_object_get(scene, "kind")), "threejs"));
+	CHECK(json_integer_value(json_object_get(scene, "png")) == 1);
+	CHECK(json_is_array(json_object_get(json_object_get(scene, "scene"), "bounds")));
+	CHECK(json_object_get(json_array_get(d, 5), "png") == NULL);
+	CHECK(!strcmp(json_string_value(json_object_get(json_array_get(d, 6), "svg")), "<svg/>"));
+	CHECK(!strcmp(json_string_value(json_object_get(json_array_get(d, 7), "kind")), "png"));
+	CHECK(json_array_size(json_object_get(o, "display_not_shown")) == 2);
+	json_decref(o);
+
+	char *t = text_of(&f);
+	CHECK_STR_CONTAINS(t, "$$ \\frac{1}{2} $$\n[figure 1: 40×30 PNG]\n[3D scene 3: an interactive three.js scene for "
+			      "viewers that render it; its picture follows]\n[figure 2: 40×30 PNG]\n[HTML 4:]\n<b>x</b>\n");
+	CHECK_STR_CONTAINS(t, "[SVG image 6: 6 bytes, shown by viewers that render SVG]\n[figure 3: 40×30 PNG]\n");
+	CHECK_STR_CONTAINS(t, "[3 display items not shown, the first is item 7: refused by the host (a 3D scene that is "
+			      "not a JSON object)]");
+	CHECK_STR_CONTAINS(t, "[display item 10 not shown: a result carries at most 32 display items]");
+	CHECK(strstr(t, "1/2\n") == NULL); /* a text item is in stdout already */
+	free(t);
+	sb_figures_free(&f);
+
+	/* The host's caps, whatever the driver did. */
+	sb_figstream_init(&s, &f);
+	char *big = malloc(sb_figure_caps.max_item_bytes + 2);
+	memset(big, 'a', sb_figure_caps.max_item_bytes + 2);
+	big[0] = 'h';
+	CHECK(feed_record(&s, 'D', big, sb_figure_caps.max_item_bytes + 2) == 0);
+	for (unsigned i = 0; i < sb_figure_caps.max_items + 1; i++)
+		CHECK(feed_record(&s, 'D', "tx", 2) == 0);
+	sb_figstream_end(&s);
+	CHECK(f.display.dropped[SB_FIG_TOO_BIG] == 1 && f.display.first_dropped[SB_FIG_TOO_BIG] == 1);
+	CHECK(f.display.dropped[SB_FIG_OVER_COUNT] == 1 && sb_display_items(&f.display) == sb_figure_caps.max_items);
+	free(big);
+	sb_figures_free(&f);
+	free(p);
+}
+
 int main(void)
 {
+	test_display_items();
 	test_saved_figures();
 	test_png_check();
 	test_stream_keeps_valid_figures();

@@ -29,7 +29,7 @@ def record(body):
 def test_bad_records_are_refused_and_good_ones_kept(healthy):
     good = fake_png(30, 20)
     writes = [record(b"Pnot a png"), record(b"P" + fake_png(5000, 10)), record(b"P" + good),
-              record(b"X??"), struct.pack(">I", 1000) + b"Pshort"]
+              record(b"Q??"), struct.pack(">I", 1000) + b"Pshort"]
     code = FD + "".join(f"os.write(_fd, {w!r})\n" for w in writes) + "os.close(_fd)\nprint('wrote')\n"
     r = healthy.call("run_python", {"code": code})
     res = r["structuredContent"]

@@ -11,7 +11,7 @@ import os
 import sys
 import tokenize
 
-from . import figures, magics
+from . import display, figures, magics
 from .channel import write_all
 
 # The name of the job's code: in tracebacks, in linecache and as sys.argv[0]
@@ -53,15 +53,19 @@ def compile_cell(src, name=CELL):
 
 def show(value):
     """Display a value as the REPL does (and keep it in builtins._): a
-    graphic as a figure, anything else as its repr."""
+    Sage object or any value under %display latex through Sage's display
+    manager (display.py), a matplotlib figure as a figure, anything else as
+    its repr (also sent as a text item)."""
     if value is None:
         return
     import builtins
     builtins._ = value
-    if figures.display(value):
+    if figures.display(value) or display.show(value):
         return
     text = magics.display_text(value)
-    sys.stdout.write((repr(value) if text is None else text) + "\n")
+    text = repr(value) if text is None else text
+    sys.stdout.write(text + "\n")
+    display.text_item(text)
 
 
 def print_user_traceback():

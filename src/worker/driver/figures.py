@@ -14,6 +14,7 @@ written as one record on the job's figure pipe (never stdout or stderr):
             | b"S" reason                one not sent: b"c" over the count,
                                          b"i" too big even when shrunk,
                                          b"t" over what is left of the total
+            | b"D" kind text | b"X" reason   a display item (display.py)
 
 The caps come from the host in the job's run frame (defined once, in C:
 core/figure.c). The driver applies them to keep the stream small; the host
@@ -21,7 +22,8 @@ applies them again and checks every PNG (runner/figstream.c), since the
 job's own code can write anything to the pipe.
 
 install() runs in the worker before any job (so every child inherits it):
-Sage's display manager gets a backend that turns a PNG into a figure, and
+Sage's display manager gets a backend (display.py) that turns a PNG into a
+figure, and
 matplotlib's pyplot.show and Figure.show are replaced, now or when pyplot
 is first imported. begin() runs in a job's child with its pipe."""
 import os
@@ -52,6 +54,10 @@ class Sender:
         self.max_total = int(caps["max_total_bytes"])
         self.max_side = int(caps["max_side"])
         self.count = self.total = 0
+        self.max_items = int(caps.get("max_items", 0))
+        self.max_item = int(caps.get("max_item_bytes", 0))
+        self.max_items_total = int(caps.get("max_items_total_bytes", 0))
+        self.items = self.items_total = 0
 
     def _record(self, body):
         data = memoryview(struct.pack(">I", len(body)) + body)
@@ -60,6 +66,22 @@ class Sender:
                 data = data[os.write(self.fd, data):]
         except OSError:
             pass  # the pipe is gone (the job closed it, or the worker): nothing to show
+
+    def item(self, kind, data):
+        """Send one display item (display.py) under its caps, or say why
+        not. True when sent."""
+        if self.items >= self.max_items:
+            self._record(b"Xc")
+        elif len(data) > self.max_item:
+            self._record(b"Xi")
+        elif self.items_total + len(data) > self.max_items_total:
+            self._record(b"Xt")
+        else:
+            self.items += 1
+            self.items_total += len(data)
+            self._record(b"D" + kind + data)
+            return True
+        return False
 
     def png(self, data):
         """Send one figure, scaled and shrunk to the caps, or say why not."""
@@ -232,8 +254,8 @@ def flush_open():
 
 def display(value):
     """The cell's last expression: True when it was sent as a figure (a
-    matplotlib Figure, or an object whose Sage rich output is a PNG), so
-    that its text is not printed."""
+    matplotlib Figure), so that its text is not printed. (Sage's objects
+    are shown by its display manager: display.py.)"""
     if _out is None:
         return False
     fig_mod = sys.modules.get("matplotlib.figure")
@@ -241,15 +263,7 @@ def display(value):
         mpl_figure(value)
         _close(value)
         return True
-    if not hasattr(value, "_rich_repr_") or "sage.all" not in sys.modules:
-        return False
-    from sage.repl.rich_output import get_display_manager
-    from sage.repl.rich_output.output_graphics import OutputImagePng
-    rich = get_display_manager()._call_rich_repr(value, {})
-    if not isinstance(rich, OutputImagePng):
-        return False
-    _out.png(rich.png.get())
-    return True
+    return False
 
 
 def _close(fig):
@@ -280,33 +294,9 @@ def _patch_pyplot(plt):
     Figure.show = fig_show
 
 
-def _use_sage_backend(_sage_all):
-    """Sage's display manager shows text as before and a graphic as a
-    figure (Sage 9.5's own backend for scripts prints the graphic's repr;
-    none launches a viewer). Once sage.all is imported: the display manager
-    cannot be made while Sage is half imported."""
-    from sage.repl.rich_output import display_manager as dm_module
-    from sage.repl.rich_output.backend_base import BackendSimple
-    from sage.repl.rich_output.output_basic import OutputPlainText
-    from sage.repl.rich_output.output_graphics import OutputImagePng
-
-    class BackendSagebox(BackendSimple):
-        def _repr_(self):
-            return "sagebox"
-
-        def supported_output(self):
-            return {OutputPlainText, OutputImagePng}
-
-        def display_immediately(self, plain_text, rich_output):
-            if isinstance(rich_output, OutputImagePng):
-                if _out is not None:
-                    _out.png(rich_output.png.get())
-                    return
-                rich_output = plain_text
-            print(rich_output.text.get_str())
-
-    dm = dm_module.get_display_manager()
-    dm.switch_backend(BackendSagebox())
+def cap_sage_graphics(dm):
+    """Sage's figures are drawn within the long-side cap (display.py
+    installs the display manager's backend, then calls this)."""
     real_from_save = dm.graphics_from_save
 
     def graphics_from_save(save_function, save_kwds, file_extension, output_container, figsize=None, dpi=None):
@@ -395,7 +385,7 @@ class _HookedLoader:
 
 _HOOKS = (
     ("matplotlib.pyplot", _patch_pyplot),
-    ("sage.all", _use_sage_backend),
+    ("sage.all", lambda m: __import__(__package__ + ".display", fromlist=["x"]).use_sage_backend(m)),
 )
 
 

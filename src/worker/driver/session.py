@@ -9,7 +9,8 @@ session's code cannot patch it, read it, or interrupt it.
   run {id, lang, code_bytes,         out {id, stream} + bytes ... then
        figures} + code              (stream: stdout, stderr, figures)
                                      done {id, exit_code, signal,
-                                           interrupted, restarted, reason}
+                                           interrupted, restarted, reason,
+                                           files, files_more} (written.py)
   interrupt {id}                     (SIGINT to the interpreter's group)
   kill {id}                          done ... restarted: the interpreter
                                      was killed and a new one started
@@ -37,7 +38,7 @@ import signal
 import sys
 import time
 
-from . import background, cell, confine, figures, files, magics, procs
+from . import background, cell, confine, figures, files, magics, procs, written
 from .channel import Channel, Malformed
 from .interp import PyInterp, ShellInterp
 
@@ -263,6 +264,9 @@ class Controller:
         self.call = None
         done = {"type": "done", "id": c["id"], "exit_code": exit_code, "signal": sig,
                 "interrupted": c["interrupted"], "restarted": restarted is not None}
+        paths, more = written.changed(c.get("before"), self.workspace)
+        if paths:
+            done.update(files=paths, files_more=more)
         if restarted:
             done["reason"] = restarted
         self.send(done)
@@ -337,7 +341,7 @@ class Controller:
         code = self.ch.exact(int(hdr["code_bytes"]))
         if self.call is not None:
             raise Malformed("a run frame while a call runs")
-        self.call = {"id": rid, "interrupted": False}
+        self.call = {"id": rid, "interrupted": False, "before": written.snapshot(self.workspace)}
         self.interp_used = True
         lost, self.lost = self.lost, None
         if lost:
