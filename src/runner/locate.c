@@ -86,18 +86,32 @@ static int bind_install(const struct sb_backend *be, struct sb_sage_found *f, bo
 	/* required when the python said where it lives; a guess is not */
 	if (op(be->self, py, f->prefix[0] != '\0', f->binds, err) != 0)
 		return -1;
-	char real[PATH_MAX];
-	if (!asked_sage || !realpath(f->sage, real))
-		return 0;
-	char *s = strrchr(real, '/');
-	if (s && s != real)
+	char real[PATH_MAX], sage_bin[PATH_MAX] = "";
+	if (asked_sage && realpath(f->sage, real)) {
+		char *s = strrchr(real, '/');
+		if (s && s != real)
+			*s = '\0';
+		snprintf(sage_bin, sizeof sage_bin, "%s", real);
+		s = strrchr(real, '/');
+		if (s && !strcmp(s, "/bin") && s != real)
+			*s = '\0';
+		const char *sage_dir[] = {real, NULL};
+		struct sb_error ignored = {0};
+		op(be->self, sage_dir, false, f->binds, &ignored);
+	}
+	/* Shell jobs and !cmd run `sage` and `python3` from PATH: that Sage's
+	 * own, as its bound dirs hold them (the sage script's dir first). */
+	char py_bin[PATH_MAX];
+	snprintf(py_bin, sizeof py_bin, "%s", f->python);
+	char *s = strrchr(py_bin, '/');
+	if (s && s != py_bin)
 		*s = '\0';
-	s = strrchr(real, '/');
-	if (s && !strcmp(s, "/bin") && s != real)
-		*s = '\0';
-	const char *sage_dir[] = {real, NULL};
-	struct sb_error ignored = {0};
-	op(be->self, sage_dir, false, f->binds, &ignored);
+	if (be->type->ops->add_path) {
+		if (sage_bin[0])
+			be->type->ops->add_path(be->self, sage_bin);
+		if (s)
+			be->type->ops->add_path(be->self, py_bin);
+	}
 	return 0;
 }
 
