@@ -106,12 +106,13 @@ static int bind_install(const struct sb_backend *be, struct sb_sage_found *f, bo
 	char *s = strrchr(py_bin, '/');
 	if (s && s != py_bin)
 		*s = '\0';
-	if (be->type->ops->add_path) {
-		if (sage_bin[0])
-			be->type->ops->add_path(be->self, sage_bin);
-		if (s)
-			be->type->ops->add_path(be->self, py_bin);
-	}
+	const char *dirs[] = {sage_bin, s ? py_bin : ""};
+	for (size_t i = 0; i < 2 && be->type->ops->add_path; i++)
+		if (dirs[i][0] && be->type->ops->add_path(be->self, dirs[i]) == 1) {
+			if (!f->path)
+				f->path = json_array();
+			json_array_append_new(f->path, json_string(dirs[i]));
+		}
 	return 0;
 }
 
@@ -125,6 +126,7 @@ static void note(char *tried, size_t n, size_t *len, const char *prog, const cha
 void sb_sage_found_clear(struct sb_sage_found *f)
 {
 	json_decref(f->binds);
+	json_decref(f->path);
 	memset(f, 0, sizeof *f);
 }
 
@@ -237,5 +239,7 @@ json_t *sb_sage_found_json(const struct sb_sage_found *f)
 		json_object_set_new(o, "cache", json_string(f->cache));
 	if (f->binds)
 		json_object_set(o, "binds", f->binds);
+	if (f->path)
+		json_object_set(o, "path", f->path);
 	return o;
 }

@@ -89,6 +89,8 @@ def test_status_says_what_was_found_bound_and_cached(opt):
     assert first["sage_version"], first  # Debian's Sage imports through the .pth
     assert "cache" not in first, first
     assert {"path": opt["root"], "bind": "bound"} in first["binds"], first
+    # shell jobs and !cmd get that sage and its python first on PATH
+    assert first["path"] == [opt["root"], os.path.dirname(opt["python"])], first
     again = status("--sage", opt["sage"], env=env)["sage_python"]
     assert again["python"] == opt["python"] and again["cache"].startswith(env["XDG_CACHE_HOME"]), again
     # an explicit python wins
