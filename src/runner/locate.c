@@ -86,18 +86,33 @@ static int bind_install(const struct sb_backend *be, struct sb_sage_found *f, bo
 	/* required when the python said where it lives; a guess is not */
 	if (op(be->self, py, f->prefix[0] != '\0', f->binds, err) != 0)
 		return -1;
-	char real[PATH_MAX];
-	if (!asked_sage || !realpath(f->sage, real))
-		return 0;
-	char *s = strrchr(real, '/');
-	if (s && s != real)
+	char real[PATH_MAX], sage_bin[PATH_MAX] = "";
+	if (asked_sage && realpath(f->sage, real)) {
+		char *s = strrchr(real, '/');
+		if (s && s != real)
+			*s = '\0';
+		snprintf(sage_bin, sizeof sage_bin, "%s", real);
+		s = strrchr(real, '/');
+		if (s && !strcmp(s, "/bin") && s != real)
+			*s = '\0';
+		const char *sage_dir[] = {real, NULL};
+		struct sb_error ignored = {0};
+		op(be->self, sage_dir, false, f->binds, &ignored);
+	}
+	/* Shell jobs and !cmd run `sage` and `python3` from PATH: that Sage's
+	 * own, as its bound dirs hold them (the sage script's dir first). */
+	char py_bin[PATH_MAX];
+	snprintf(py_bin, sizeof py_bin, "%s", f->python);
+	char *s = strrchr(py_bin, '/');
+	if (s && s != py_bin)
 		*s = '\0';
-	s = strrchr(real, '/');
-	if (s && !strcmp(s, "/bin") && s != real)
-		*s = '\0';
-	const char *sage_dir[] = {real, NULL};
-	struct sb_error ignored = {0};
-	op(be->self, sage_dir, false, f->binds, &ignored);
+	const char *dirs[] = {sage_bin, s ? py_bin : ""};
+	for (size_t i = 0; i < 2 && be->type->ops->add_path; i++)
+		if (dirs[i][0] && be->type->ops->add_path(be->self, dirs[i]) == 1) {
+			if (!f->path)
+				f->path = json_array();
+			json_array_append_new(f->path, json_string(dirs[i]));
+		}
 	return 0;
 }
 
@@ -111,6 +126,7 @@ static void note(char *tried, size_t n, size_t *len, const char *prog, const cha
 void sb_sage_found_clear(struct sb_sage_found *f)
 {
 	json_decref(f->binds);
+	json_decref(f->path);
 	memset(f, 0, sizeof *f);
 }
 
@@ -223,5 +239,7 @@ json_t *sb_sage_found_json(const struct sb_sage_found *f)
 		json_object_set_new(o, "cache", json_string(f->cache));
 	if (f->binds)
 		json_object_set(o, "binds", f->binds);
+	if (f->path)
+		json_object_set(o, "path", f->path);
 	return o;
 }

@@ -25,6 +25,7 @@ struct sb_sage_found {
 	char how[512];              /* in words: the setting, or what was asked */
 	char cache[PATH_MAX];       /* the cache file the answer came from, or "" */
 	json_t *binds;              /* native: what was bound, or NULL (owned) */
+	json_t *path;               /* native: the dirs put first on PATH, or NULL (owned) */
 };
 
 /* Find the python for cfg on the open backend be, set cfg->python (and
@@ -33,7 +34,7 @@ struct sb_sage_found {
 int sb_sage_locate(const struct sb_backend *be, struct sb_config *cfg, struct sb_sage_found *f,
 		   struct sb_error *err);
 void sb_sage_found_clear(struct sb_sage_found *f);
-/* For status: {python, how, sage, sage_version, prefix, base_prefix, cache, binds}. */
+/* For status: {python, how, sage, sage_version, prefix, base_prefix, cache, binds, path}. */
 json_t *sb_sage_found_json(const struct sb_sage_found *f);
 
 /* ---- locate_ask.c: run argv in a sandbox of be ---- */

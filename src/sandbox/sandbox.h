@@ -129,6 +129,11 @@ struct sb_backend_ops {
 	 * "visible" (already) or "refused", why}. A refused path fails the call
 	 * when `required`. NULL: the backend needs nothing. */
 	int (*bind_install)(void *self, const char *const *paths, bool required, json_t *said, struct sb_error *err);
+	/* Put dir (absolute, inside an installation bind_install bound) first
+	 * on the PATH of every later sandbox, so that shell jobs and !cmd find
+	 * that Sage's `sage` and `python3`. 1 added, 0 not needed or not
+	 * visible inside. NULL: the backend needs nothing. */
+	int (*add_path)(void *self, const char *dir);
 };
 
 /* One row of the registry. */

@@ -332,6 +332,11 @@ static void sage_python(struct sb_status_rows *r, const json_t *sp)
 			sb_report_row(&r->details, "installation", "%s not bound: %s", sb_report_txt(b, "path"),
 				      sb_report_txt(b, "why"));
 	}
+	const json_t *path = json_object_get(sp, "path");
+	if (json_array_size(path))
+		sb_report_row(&r->details, "PATH", "%s%s%s first (shell jobs and !cmd run that sage and python3)",
+			      json_string_value(json_array_get(path, 0)), json_array_size(path) > 1 ? ":" : "",
+			      json_array_size(path) > 1 ? json_string_value(json_array_get(path, 1)) : "");
 }
 
 void sb_status_backend_rows(struct sb_status_rows *r, const json_t *st)

@@ -42,3 +42,18 @@ def test_jmol_saves_a_3d_plot():
     r = run("sphere().save('s.png')\nimport os\nprint(open('s.png', 'rb').read(4) == b'\\x89PNG')\n",
             lang="sage", args=("--memory", "2g"), timeout=300)
     assert r.rc == 0 and r.out.splitlines()[-1:] == ["True"], r
+
+
+def test_pari_stack_fits_the_memory_limit():
+    # Sage lets PARI's stack grow to 1 GiB whatever the limit; under 512m
+    # the growth failed with PARI's "not enough memory, new PARI stack"
+    # warning in stderr. Sized to the limit: a computation that outgrows
+    # the stack gets PARI's own error and no warning, and one that needs
+    # a stack many times the initial one still runs.
+    r = run("print(pari.stacksizemax() <= 256 * 2^20)\n"
+            "print(len(pari('vector(3*10^6, i, i)')))\n"
+            "try:\n    pari('vector(2*10^7, i, i)')\nexcept PariError as e:\n    print(str(e).split(' (')[0])\n"
+            "print(len(pari('vector(3*10^6, i, i)')))\n",
+            lang="sage", args=("--memory", "512m"), timeout=120)
+    assert "not enough memory" not in r.err and "Warning" not in r.err, r
+    assert r.rc == 0 and r.out.splitlines() == ["True", "3000000", "the PARI stack overflows", "3000000"], r

@@ -87,6 +87,8 @@ def test_status_says_what_was_found_bound_and_cached(opt):
     assert first["sage_version"], first  # Debian's Sage imports through the .pth
     assert "cache" not in first, first
     assert {"path": opt["root"], "bind": "bound"} in first["binds"], first
+    # shell jobs and !cmd get that sage and its python first on PATH
+    assert first["path"] == [opt["root"], os.path.dirname(opt["python"])], first
     again = status("--sage", opt["sage"], env=env)["sage_python"]
     assert again["python"] == opt["python"] and again["cache"].startswith(env["XDG_CACHE_HOME"]), again
     # an explicit python wins
@@ -114,3 +116,14 @@ def test_a_home_is_never_bound(opt, tmp_path):
         assert r.rc == 0 and r.out.split() == ["False", "False"], r
     finally:
         shutil.rmtree(home, ignore_errors=True)
+
+
+def test_that_sage_is_on_path_in_shell_jobs_and_shell_escapes(opt):
+    """PATH leads with the sage script's dir and its Python's, as bound:
+    `sage` in a shell job (and `sage -t` in it) and in !cmd is that Sage,
+    not Debian's, and `python3` is its Python."""
+    r = run("command -v sage\ncommand -v python3\nsage --python -c 'import sys; print(sys.executable)'\n",
+            lang="shell", args=("--sage", opt["sage"]), env=opt["env"], timeout=240)
+    assert r.rc == 0 and r.out.split() == [opt["sage"], opt["python"], opt["python"]], r
+    r = run("!command -v sage\n", lang="sage", args=("--sage", opt["sage"]), env=opt["env"], timeout=240)
+    assert r.rc == 0 and r.out.split() == [opt["sage"]], r

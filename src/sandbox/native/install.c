@@ -147,3 +147,31 @@ void nat_mount_installs(const struct nat_plan *p, const int fds[NAT_INSTALLS_MAX
 		close(fds[i]);
 	}
 }
+
+int nat_add_path(void *self, const char *dir)
+{
+	struct nat_self *ns = self;
+	const char *const *env = sb_sandbox_env();
+	const char *path = NULL;
+	for (size_t i = 0; env[i] && !path; i++)
+		if (!strncmp(env[i], "PATH=", 5))
+			path = env[i] + 5;
+	bool bound = false;
+	for (unsigned i = 0; i < ns->n_installs && !bound; i++)
+		bound = within(dir, ns->installs[i]);
+	/* Only a directory the sandbox shows: a refused one stays off PATH. */
+	if (!path || !bound || dir[0] != '/' || strchr(dir, ':'))
+		return 0;
+	const char *cur = ns->path_env[0] ? ns->path_env + 5 : path;
+	size_t n = strlen(dir);
+	for (const char *c = cur; *c; c += strcspn(c, ":"), c += *c == ':')
+		if (strcspn(c, ":") == n && !strncmp(c, dir, n))
+			return 0;
+	char next[sizeof ns->path_env];
+	/* after the dirs added before it: the sage script's dir leads */
+	size_t added = ns->path_env[0] ? strlen(cur) - strlen(path) : 0;
+	if (snprintf(next, sizeof next, "PATH=%.*s%s:%s", (int)added, cur, dir, path) >= (int)sizeof next)
+		return 0;
+	memcpy(ns->path_env, next, sizeof next);
+	return 1;
+}

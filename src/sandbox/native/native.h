@@ -69,6 +69,8 @@ struct nat_self {
 	unsigned n_shares;
 	char installs[NAT_INSTALLS_MAX][PATH_MAX]; /* Sage outside /usr: bound at the same path */
 	unsigned n_installs;
+	/* "PATH=" their bin dirs (nat_add_path) then the usual PATH, or "" */
+	char path_env[2 * PATH_MAX + 64];
 	struct {
 		char name[16];
 		char path[PATH_MAX];
@@ -214,6 +216,7 @@ void nat_mount_shares(const struct nat_plan *p, const int fds[SB_SHARES_MAX], co
 void nat_mount_workspace(const struct nat_plan *p, const char *newroot);
 /* install.c: a Sage outside /usr; the backend's bind_install operation. */
 int nat_bind_install(void *self, const char *const *paths, bool required, json_t *said, struct sb_error *err);
+int nat_add_path(void *self, const char *dir);
 void nat_open_installs(const struct nat_plan *p, int fds[NAT_INSTALLS_MAX]);
 void nat_mount_installs(const struct nat_plan *p, const int fds[NAT_INSTALLS_MAX], const char *newroot);
 void nat_make_dev(const char *dev, const struct sb_limits *l);

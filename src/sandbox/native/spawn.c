@@ -112,16 +112,17 @@ static int make_pipes(int fds[5][2], int ctl[2], struct sb_error *err)
 	return 0;
 }
 
-/* The command's environment: sb_sandbox_env(), and with a job cgroup the
+/* The command's environment: sb_sandbox_env() (its PATH led by the bin
+ * dirs of a Sage outside /usr: nat_add_path), and with a job cgroup the
  * fd the command moves each job into (opened here, as the caller: the
  * kernel checks the move against the opener's rights). */
-static int set_env(struct nat_priv *np, struct sb_error *err)
+static int set_env(const struct nat_self *ns, struct nat_priv *np, struct sb_error *err)
 {
 	struct nat_plan *p = &np->plan;
 	const char *const *base = sb_sandbox_env();
 	size_t n = 0;
 	while (base[n] && n + 2 < sizeof np->env / sizeof np->env[0]) {
-		np->env[n] = base[n];
+		np->env[n] = ns->path_env[0] && !strncmp(base[n], "PATH=", 5) ? ns->path_env : base[n];
 		n++;
 	}
 	if (p->cg.cpu_per_job) {
@@ -200,7 +201,7 @@ static int native_spawn(void *self, const struct sb_sandbox_req *req, struct sb_
 		memcpy(p->cg.note, cgerr.msg, n);
 		p->cg.note[n] = '\0';
 	}
-	if (set_env(np, err) != 0)
+	if (set_env(ns, np, err) != 0)
 		goto fail;
 	p->rlimit_mem = !p->cg.mem_limited;
 	p->rlimit_pids = !p->cg.pids_limited;
@@ -334,4 +335,5 @@ const struct sb_backend_ops sb_native_ops = {
 	.kill = native_kill,
 	.wait = native_wait,
 	.bind_install = nat_bind_install,
+	.add_path = nat_add_path,
 };

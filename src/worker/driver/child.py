@@ -11,7 +11,7 @@ it."""
 import os
 import sys
 
-from . import cell, confine, figures, memory
+from . import cell, confine, figures, memory, pari_stack
 from .channel import Channel
 
 JOB_FRAME_MAX = 1 << 16  # the frame a spare gets on its job pipe
@@ -113,7 +113,7 @@ def run(w, work, keep, close, pretouch_after=0.0, trace_w=-1):
         # Besides fds 0-2, the job holds only its figure pipe
         # (close-on-exec: no program it runs inherits it).
         figures.begin(fig_w, hdr.get("figures"))
-        status = _run_job(w, lang, code)
+        status = _run_job(w, lang, code, hdr.get("limits") or {})
     except BaseException:
         try:
             cell.print_user_traceback()
@@ -195,7 +195,7 @@ def import_over(w):
         w.import_w = -1
 
 
-def _run_job(w, lang, code):
+def _run_job(w, lang, code, limits):
     if lang != "sage":
         import_over(w)
     def sage_glb():
@@ -205,6 +205,7 @@ def _run_job(w, lang, code):
         if w.glb is not None:
             # The worker's pristine namespace, as this child's fork
             # has it: the job is the only one to run in it.
+            pari_stack.fit(limits.get("memory_bytes"))
             return w.glb
         # One job (fresh): Sage is imported here, in the job's child,
         # and its import chatter is not the job's output.
@@ -215,6 +216,7 @@ def _run_job(w, lang, code):
             # numpy.random, called with no memory left, may raise where
             # nothing says why)
             reseed()
+            pari_stack.fit(limits.get("memory_bytes"))
         return fresh
     return cell.run_code(lang, code, w.shell, sage_glb)
 

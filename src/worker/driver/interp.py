@@ -36,7 +36,7 @@ import os
 import signal
 import sys
 
-from . import cell, confine, figures, memory
+from . import cell, confine, figures, memory, pari_stack
 from .child import exit_job
 from .channel import Channel
 
@@ -148,6 +148,7 @@ def confine_child(workspace, limits, keep):
     confine.set_dumpable(True)
     os.chdir(workspace)
     confine.apply_job_limits(limits, memory.status_kib("VmData") * 1024)
+    pari_stack.fit(limits.get("memory_bytes"))
 
 
 def _stdio(null, out_w, err_w):
