@@ -14,6 +14,7 @@
 #include "mcp/toolview.h"
 #include "runner/sessions.h"
 #include "tools/sessions.h"
+#include "util/clock.h"
 #include "util/jsontext.h"
 #include "util/utf8.h"
 
@@ -39,7 +40,8 @@ struct waiter {
 struct task {
 	char id[SB_SESSION_ID_LEN];        /* the job's id */
 	char owner[SB_OWNER_MAX];
-	uint64_t created_ms, updated_ms, ttl_ms;
+	uint64_t created_ms, updated_ms;   /* wall clock: what the protocol reports */
+	uint64_t born_ms, ttl_ms;          /* monotonic: when its TTL and tombstone end */
 	enum tstate state;                 /* as 2025-11-25 names it */
 	bool tool_error;                   /* the job ended, not ok (2025-11-25: failed; 2026: completed) */
 	bool ended;                        /* the job ended and result is set (or the job is gone) */
@@ -64,7 +66,7 @@ struct outmsg {
 struct sb_tasks {
 	struct sb_mcp_server *srv;
 	pthread_mutex_t lock;
-	pthread_cond_t wake;               /* a task was created, or stop */
+	pthread_cond_t wake;               /* a task was created, or stop (monotonic: sb_cond_init) */
 	pthread_cond_t sent;               /* sending went down */
 	struct task *list;
 	unsigned sending;                  /* flushes in progress (client_gone waits for 0) */
@@ -72,6 +74,8 @@ struct sb_tasks {
 	pthread_t thread;
 };
 
+/* Wall-clock ms since the epoch: only for the timestamps a task reports
+ * (createdAt, lastUpdatedAt); its TTL runs on the monotonic clock. */
 static uint64_t wall_ms(void)
 {
 	struct timespec ts;
@@ -299,12 +303,12 @@ static void earliest(uint64_t *at, uint64_t when)
 }
 
 /* One round: watch the running, expire the old, forget tombstones.
- * Returns when the next round is due (wall-clock ms), or 0: no task. */
+ * Returns when the next round is due (monotonic ms), or 0: no task. */
 static uint64_t round_locked(struct sb_tasks *t, struct outmsg **box)
 {
 	struct sb_sessions *ss = NULL;
 	uint64_t next = 0;
-	uint64_t now = wall_ms();
+	uint64_t now = sb_now_ms();
 	for (struct task **pp = &t->list; *pp;) {
 		struct task *k = *pp;
 		if (!k->ended && !k->expired) {
@@ -312,7 +316,7 @@ static uint64_t round_locked(struct sb_tasks *t, struct outmsg **box)
 				ss = sessions(t);
 			watch_locked(t, ss, k, box);
 		}
-		if (!k->expired && now >= k->created_ms + k->ttl_ms) {
+		if (!k->expired && now >= k->born_ms + k->ttl_ms) {
 			/* Its TTL ended: its job is stopped and its result freed. */
 			struct sb_error err = {0};
 			if (!k->ended && (ss || (ss = sessions(t))))
@@ -324,15 +328,15 @@ static uint64_t round_locked(struct sb_tasks *t, struct outmsg **box)
 			sb_mcp_log_req(NULL, -1, SB_LOG_INFO, "task %s expired after its TTL of %llu ms%s", k->id,
 				       (unsigned long long)k->ttl_ms, k->ended ? "" : "; its job was cancelled");
 		}
-		if (k->expired && now >= k->created_ms + k->ttl_ms + TOMBSTONE_MS) {
+		if (k->expired && now >= k->born_ms + k->ttl_ms + TOMBSTONE_MS) {
 			*pp = k->next;
 			task_free(k);
 			continue;
 		}
 		if (!k->expired)
-			earliest(&next, k->ended ? k->created_ms + k->ttl_ms : now + WATCH_MS);
+			earliest(&next, k->ended ? k->born_ms + k->ttl_ms : now + WATCH_MS);
 		else
-			earliest(&next, k->created_ms + k->ttl_ms + TOMBSTONE_MS);
+			earliest(&next, k->born_ms + k->ttl_ms + TOMBSTONE_MS);
 		pp = &k->next;
 	}
 	return next;
@@ -349,9 +353,9 @@ static void *watcher(void *arg)
 		if (t->stop)
 			break;
 		if (next) {
-			/* (the condition variable's clock is CLOCK_REALTIME, as wall_ms) */
-			struct timespec until = {.tv_sec = (time_t)(next / 1000), .tv_nsec = (long)(next % 1000) * 1000000L};
-			pthread_cond_timedwait(&t->wake, &t->lock, &until);
+			uint64_t now = sb_now_ms();
+			if (next > now)
+				sb_cond_wait_ms(&t->wake, &t->lock, next - now);
 		} else {
 			pthread_cond_wait(&t->wake, &t->lock);
 		}
@@ -367,7 +371,7 @@ struct sb_tasks *sb_tasks_new(struct sb_mcp_server *srv)
 		return NULL;
 	t->srv = srv;
 	pthread_mutex_init(&t->lock, NULL);
-	pthread_cond_init(&t->wake, NULL);
+	sb_cond_init(&t->wake);
 	pthread_cond_init(&t->sent, NULL);
 	return t;
 }
@@ -512,6 +516,7 @@ void sb_tasks_call(struct sb_tasks *t, const struct sb_mcp_request *q, const str
 	snprintf(k->id, sizeof k->id, "%s", id);
 	snprintf(k->owner, sizeof k->owner, "%s", q->client->owner);
 	k->created_ms = k->updated_ms = wall_ms();
+	k->born_ms = sb_now_ms();
 	k->ttl_ms = grant_ttl(t->srv->tools.cfg, asked);
 	k->state = T_WORKING;
 	snprintf(k->message, sizeof k->message, "running as background job %s (at most %u s)", id, timeout);

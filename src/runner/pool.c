@@ -275,26 +275,13 @@ static void keep(struct sb_pool *p)
 		top_up(p, k, true);
 }
 
-static void timed_wait(struct sb_pool *p, unsigned ms)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (long)(ms % 1000) * 1000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
-	pthread_cond_timedwait(&p->cv, &p->mu, &ts);
-}
-
 static void *keeper_main(void *arg)
 {
 	struct sb_pool *p = arg;
 	pthread_mutex_lock(&p->mu);
 	while (!p->closing) {
 		keep(p);
-		timed_wait(p, KEEPER_TICK_MS);
+		sb_cond_wait_ms(&p->cv, &p->mu, KEEPER_TICK_MS);
 	}
 	pthread_mutex_unlock(&p->mu);
 	thread_done(p);
@@ -316,11 +303,7 @@ struct sb_pool *sb_pool_new(const struct sb_config *cfg, const struct sb_backend
 		return NULL;
 	p->cfg = cfg;
 	p->be = be;
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&p->cv, &ca);
-	pthread_condattr_destroy(&ca);
+	sb_cond_init(&p->cv);
 	pthread_mutex_init(&p->mu, NULL);
 	return p;
 }
@@ -376,7 +359,7 @@ static bool wait_or_cancel(struct sb_pool *p, int cancel_fd)
 		if (poll(&pf, 1, 0) > 0)
 			return true;
 	}
-	timed_wait(p, cancel_fd >= 0 ? 50 : 1000);
+	sb_cond_wait_ms(&p->cv, &p->mu, cancel_fd >= 0 ? 50 : 1000);
 	return false;
 }
 

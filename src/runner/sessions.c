@@ -132,10 +132,7 @@ static void *maker_main(void *arg)
 		uint64_t now = sb_now_ms();
 		bool retry_ok = !sp->failures || sp->waiting || now >= sp->failed_ms + SPARE_RETRY_MS;
 		if (!sp->wanted || sp->ready || !retry_ok) {
-			struct timespec ts;
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_sec += 1;
-			pthread_cond_timedwait(&ss->changed, &ss->lock, &ts);
+			sb_cond_wait_ms(&ss->changed, &ss->lock, 1000);
 			continue;
 		}
 		sp->making = true;
@@ -250,12 +247,7 @@ static void *reaper_main(void *arg)
 	snprintf(why, sizeof why, "expired after %u min idle and was closed", ss->cfg->session_idle_minutes);
 	pthread_mutex_lock(&ss->lock);
 	while (!ss->stopping) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += REAP_EVERY_MS * 1000000L;
-		ts.tv_sec += ts.tv_nsec / 1000000000L;
-		ts.tv_nsec %= 1000000000L;
-		pthread_cond_timedwait(&ss->changed, &ss->lock, &ts);
+		sb_cond_wait_ms(&ss->changed, &ss->lock, REAP_EVERY_MS);
 		uint64_t now = sb_now_ms();
 		jobs_prune_locked(ss, now);
 		struct sess *victim = NULL;
@@ -297,7 +289,7 @@ struct sb_sessions *sb_sessions_new(const struct sb_config *cfg, const struct sb
 	ss->cfg = cfg;
 	ss->be = be;
 	pthread_mutex_init(&ss->lock, NULL);
-	pthread_cond_init(&ss->changed, NULL);
+	sb_cond_init(&ss->changed);
 	for (int l = 0; l < 3; l++) {
 		ss->spares[l].ss = ss;
 		ss->spares[l].lang = (enum sb_lang)l;
