@@ -450,28 +450,34 @@ static int start_job(struct sb_tasks *t, const struct sb_mcp_request *q, const s
 	long long asked = sb_tool_arg_int(args, "timeout_seconds", cfg->job_timeout_s);
 	*timeout = (unsigned)asked;
 	rec.timeout_s = *timeout;
-	struct sb_sessions *ss = NULL;
 	if (asked > cfg->job_timeout_s) {
 		sb_fail(&err, "timeout_seconds is %lld; a task is a background job, which may run at most %u s here "
 			      "(the job_timeout setting)", asked, cfg->job_timeout_s);
 		sb_hint(&err, "pass a timeout_seconds of at most %u, or call without a task", cfg->job_timeout_s);
 		sb_tools_error(&ctx, &res, &err);
-	} else if ((ss = sb_tools_sessions(&ctx, &res))) {
-		size_t n;
-		const char *code = sb_tool_arg_text(args, "code", &n);
-		if (sb_job_start(ss, q->client->owner, tool->lang, code, n, sb_tool_arg_text(args, "session_id", NULL),
-				 *timeout, id, &err)) {
-			sb_tools_error(&ctx, &res, &err);
-			ss = NULL;
+	} else {
+		/* The runner's one entry, as job_start (tools/job_tools.c). */
+		struct sb_job job = {.kind = SB_JOB_BACKGROUND, .owner = q->client->owner, .lang = tool->lang,
+				     .session = sb_tool_arg_text(args, "session_id", NULL), .limits = cfg->limits};
+		job.code = sb_tool_arg_text(args, "code", &job.code_len);
+		job.limits.timeout_s = *timeout;
+		struct sb_run_out ro = {0};
+		if (!s->tools.runner || sb_runner_run(s->tools.runner, &job, NULL, &ro)) {
+			if (!s->tools.runner || ro.unusable)
+				sb_tools_unusable(&ctx, &res, &ro.err);
+			else
+				sb_tools_error(&ctx, &res, &ro.err);
 		} else {
+			snprintf(id, SB_SESSION_ID_LEN, "%s", ro.job_id);
 			snprintf(rec.job, sizeof rec.job, "%s", id);
 			snprintf(rec.verdict, sizeof rec.verdict, "started as task (background job %s)", id);
 			rec.ok = true;
 		}
+		sb_run_out_free(&ro);
 	}
 	if (s->audit)
 		sb_audit_finished(s->audit, &rec);
-	if (!ss) {
+	if (!rec.ok) {
 		r->result = sb_mcp_call_result(&res, q->revision);
 		return -1;
 	}
