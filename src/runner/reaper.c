@@ -8,13 +8,23 @@
 /* How often the reaper looks for idle sessions and old jobs. */
 #define REAP_EVERY_MS 1000
 
+/* Whether a call has s's interpreter: s->busy is guarded by s's own lock
+ * (sess.h), taken inside the registry's (the order registry.h gives). */
+static bool busy(struct sess *s)
+{
+	pthread_mutex_lock(&s->lock);
+	bool b = s->busy;
+	pthread_mutex_unlock(&s->lock);
+	return b;
+}
+
 /* Under the registry's lock: the first of the sessions unused for idle_ms,
  * with a reference; NULL when none is. */
 static struct sess *idle_session_locked(struct sb_registry *r, uint64_t now, uint64_t idle_ms)
 {
 	for (struct sess *s = r->sessions; s; s = s->next) {
 		/* A session running a call or a job is in use, not idle. */
-		if (!s->anonymous && !s->busy && !reg_job_in_locked(r, s) && now - atomic_load(&s->used_ms) >= idle_ms) {
+		if (!s->anonymous && now - atomic_load(&s->used_ms) >= idle_ms && !reg_job_in_locked(r, s) && !busy(s)) {
 			s->refs++;
 			return s;
 		}
