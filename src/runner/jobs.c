@@ -34,15 +34,14 @@
 enum jstate { J_QUEUED, J_RUNNING, J_DONE, J_FAILED, J_TIMED_OUT, J_CANCELLED };
 static const char *const state_names[] = {"queued", "running", "done", "failed", "timed_out", "cancelled"};
 
+/* A job: the registry's entry first (its id, owner, session, whether it
+ * runs and its sandbox: registry.h), then what only jobs.c uses. */
 struct bjob {
-	char id[SB_SESSION_ID_LEN];
-	char owner[SB_OWNER_MAX];
-	char session[SB_SESSION_ID_LEN];   /* "" : a sandbox of its own */
+	struct reg_job reg;
 	enum sb_lang lang;
 	unsigned timeout_s;
 	char *code;
 	size_t code_len;
-	struct sess *s;                    /* a reference while it runs */
 	struct sb_joblog log;
 	int cancel[2];
 	pthread_t thread;
@@ -53,13 +52,16 @@ struct bjob {
 	uint64_t created_ms, started_ms, ended_ms;
 	struct sb_sup *sup;                /* while the supervisor runs */
 	bool thread_done;                  /* its thread touches it no more */
-	struct bjob *next;
 };
+
+/* The jobs of the registry's list (each reg_job is a bjob's first member). */
+#define FIRST(ss) ((struct bjob *)(ss)->reg.jobs)
+#define NEXT(j) ((struct bjob *)(j)->reg.next)
 
 static struct bjob *find_locked(struct sb_sessions *ss, const char *owner, const char *id)
 {
-	for (struct bjob *j = ss->jobs; j && id; j = j->next)
-		if (!strcmp(j->id, id) && !strcmp(j->owner, owner))
+	for (struct bjob *j = FIRST(ss); j && id; j = NEXT(j))
+		if (!strcmp(j->reg.id, id) && !strcmp(j->reg.owner, owner))
 			return j;
 	return NULL;
 }
@@ -69,49 +71,16 @@ static bool running(const struct bjob *j)
 	return j->state == J_QUEUED || j->state == J_RUNNING;
 }
 
-bool jobs_running_in(struct sb_sessions *ss, const struct sess *s) /* under the lock */
-{
-	for (struct bjob *j = ss->jobs; j; j = j->next)
-		if (running(j) && j->s == s)
-			return true;
-	return false;
-}
-
-/* Under the lock: running jobs of owner, or of every client (NULL). */
-static unsigned running_of_locked(struct sb_sessions *ss, const char *owner)
-{
-	unsigned n = 0;
-	for (struct bjob *j = ss->jobs; j; j = j->next)
-		n += running(j) && (!owner || !strcmp(j->owner, owner));
-	return n;
-}
-
-unsigned jobs_running_of(struct sb_sessions *ss, const char *owner)
-{
-	pthread_mutex_lock(&ss->lock);
-	unsigned n = running_of_locked(ss, owner);
-	pthread_mutex_unlock(&ss->lock);
-	return n;
-}
-
-void jobs_session_ids(struct sb_sessions *ss, const char *session_id, json_t *into)
-{
-	pthread_mutex_lock(&ss->lock);
-	for (struct bjob *j = ss->jobs; j; j = j->next)
-		if (running(j) && !strcmp(j->session, session_id))
-			json_array_append_new(into, json_string(j->id));
-	pthread_mutex_unlock(&ss->lock);
-}
-
 static void set_state(struct sb_sessions *ss, struct bjob *j, enum jstate st, const char *error)
 {
-	pthread_mutex_lock(&ss->lock);
+	pthread_mutex_lock(&ss->reg.lock);
 	j->state = st;
 	if (error && !j->error[0])
 		snprintf(j->error, sizeof j->error, "%s", error);
+	j->reg.running = running(j);
 	if (!running(j))
 		j->ended_ms = sb_now_ms();
-	pthread_mutex_unlock(&ss->lock);
+	pthread_mutex_unlock(&ss->reg.lock);
 }
 
 /* Hand the job to the session's controller (the interpreter must be idle
@@ -181,23 +150,23 @@ static void run_job(struct sb_sessions *ss, struct bjob *j)
 {
 	struct sb_error err = {0};
 	char why[500] = "";
-	if (!j->s) {
+	if (!j->reg.s) {
 		bool spare;
-		struct sess *s = reg_new_session(ss, j->owner, j->lang, true, &spare, &err);
+		struct sess *s = reg_new_session(&ss->reg, ss->spares, j->reg.owner, j->lang, true, &spare, &err);
 		if (!s) {
 			set_state(ss, j, J_FAILED, err.msg);
 			return;
 		}
-		pthread_mutex_lock(&ss->lock);
-		j->s = s;
-		pthread_mutex_unlock(&ss->lock);
+		pthread_mutex_lock(&ss->reg.lock);
+		j->reg.s = s;
+		pthread_mutex_unlock(&ss->reg.lock);
 	}
 	struct sess_feeder x;
-	if (sess_feeder_init(&x, j->s, true)) {
+	if (sess_feeder_init(&x, j->reg.s, true)) {
 		set_state(ss, j, J_FAILED, "out of memory");
 		return;
 	}
-	int started = start_in(j->s, j, &x, why, sizeof why);
+	int started = start_in(j->reg.s, j, &x, why, sizeof why);
 	if (started < 0) {
 		sess_feeder_fini(&x);
 		set_state(ss, j, strstr(why, "cancelled") ? J_CANCELLED : J_FAILED, why);
@@ -209,28 +178,28 @@ static void run_job(struct sb_sessions *ss, struct bjob *j)
 	struct sb_run_hooks hooks = {.cancel_fd = j->cancel[0]};
 	struct sb_sup sup;
 	sb_sup_init(&sup, &x.f, &j->log.sink, (uint64_t)j->timeout_s * 1000, &hooks, NULL);
-	pthread_mutex_lock(&ss->lock);
+	pthread_mutex_lock(&ss->reg.lock);
 	if (!early) {
 		j->state = J_RUNNING;
 		j->started_ms = sb_now_ms();
 	}
 	j->sup = &sup;
-	pthread_mutex_unlock(&ss->lock);
+	pthread_mutex_unlock(&ss->reg.lock);
 	sb_sup_run(&sup);
-	if (sup.killed && !x.done && !sess_dead(j->s, NULL, 0))
-		sess_kill(j->s, false, "%s", early ? "it did not answer when a job it was starting was cancelled, and was closed"
+	if (sup.killed && !x.done && !sess_dead(j->reg.s, NULL, 0))
+		sess_kill(j->reg.s, false, "%s", early ? "it did not answer when a job it was starting was cancelled, and was closed"
 						   : "it did not stop a job that had to be stopped, and was closed");
-	pthread_mutex_lock(&ss->lock);
+	pthread_mutex_lock(&ss->reg.lock);
 	j->sup = NULL;
 	j->exit_code = x.done ? x.exit_code : -1;
 	j->signal = x.done ? x.signal : 0;
-	pthread_mutex_unlock(&ss->lock);
+	pthread_mutex_unlock(&ss->reg.lock);
 	bool closed = false;
 	char ended[400] = "";
-	if (!x.done && sess_dead(j->s, ended, sizeof ended)) {
-		pthread_mutex_lock(&j->s->lock);
-		closed = j->s->closed;
-		pthread_mutex_unlock(&j->s->lock);
+	if (!x.done && sess_dead(j->reg.s, ended, sizeof ended)) {
+		pthread_mutex_lock(&j->reg.s->lock);
+		closed = j->reg.s->closed;
+		pthread_mutex_unlock(&j->reg.s->lock);
 		snprintf(why, sizeof why, "its session ended before it did: %s", ended);
 	}
 	if (early)
@@ -262,16 +231,16 @@ static void *job_thread(void *arg)
 	struct bjob *j = c->j;
 	free(c);
 	run_job(ss, j);
-	struct sess *s = j->s;
+	struct sess *s = j->reg.s;
 	if (s && s->anonymous)
-		reg_close(ss, s, "its job ended");
+		reg_close(&ss->reg, s, "its job ended");
 	if (s)
-		reg_put(ss, s);
+		reg_put(&ss->reg, s);
 	/* Last: from here the reaper may join this thread and free the job. */
-	pthread_mutex_lock(&ss->lock);
-	j->s = NULL;
+	pthread_mutex_lock(&ss->reg.lock);
+	j->reg.s = NULL;
 	j->thread_done = true;
-	pthread_mutex_unlock(&ss->lock);
+	pthread_mutex_unlock(&ss->reg.lock);
 	return NULL;
 }
 
@@ -293,33 +262,34 @@ int sb_job_start(struct sb_sessions *ss, const char *owner, enum sb_lang lang, c
 		return sb_hint(err, "run the code with a run tool instead; the user can enable jobs with --max-jobs N");
 	}
 	struct sess *s = NULL;
-	if (session_id && reg_get(ss, owner, session_id, &s, err))
+	if (session_id && reg_get(&ss->reg, owner, session_id, &s, err))
 		return -1;
 	if (s && !(s->lang == lang || (s->lang == SB_LANG_SAGE && lang == SB_LANG_PYTHON))) {
 		sb_fail(err, "session %s is a %s session: it cannot run a %s job", session_id, sb_lang_name(s->lang),
 			sb_lang_name(lang));
 		sb_hint(err, "give the session's language as lang, or start the job without session_id");
-		reg_put(ss, s);
+		reg_put(&ss->reg, s);
 		return -1;
 	}
 	struct bjob *j = calloc(1, sizeof *j);
 	struct job_ctx *c = malloc(sizeof *c);
-	if (!j || !c || !(j->code = malloc(code_len + 1)) || reg_new_id(j->id, "j_")) {
+	if (!j || !c || !(j->code = malloc(code_len + 1)) || reg_new_id(j->reg.id, "j_")) {
 		free(c);
 		if (j)
 			free(j->code);
 		free(j);
 		if (s)
-			reg_put(ss, s);
+			reg_put(&ss->reg, s);
 		return sb_fail(err, "out of memory");
 	}
 	memcpy(j->code, code, code_len);
 	j->code_len = code_len;
-	snprintf(j->owner, sizeof j->owner, "%s", owner);
-	snprintf(j->session, sizeof j->session, "%s", s ? s->id : "");
+	snprintf(j->reg.owner, sizeof j->reg.owner, "%s", owner);
+	snprintf(j->reg.session, sizeof j->reg.session, "%s", s ? s->id : "");
 	j->lang = lang;
 	j->timeout_s = timeout_s;
-	j->s = s;
+	j->reg.s = s;
+	j->reg.running = true; /* queued */
 	j->exit_code = -1;
 	j->created_ms = sb_now_ms();
 	sb_joblog_init(&j->log);
@@ -328,35 +298,27 @@ int sb_job_start(struct sb_sessions *ss, const char *owner, enum sb_lang lang, c
 
 	/* Counted and listed under one hold of the lock: concurrent starts,
 	 * of one client or of many, cannot overshoot either limit. */
-	pthread_mutex_lock(&ss->lock);
-	unsigned have = running_of_locked(ss, owner), all = running_of_locked(ss, NULL);
+	pthread_mutex_lock(&ss->reg.lock);
 	int rc = -1;
-	if (have >= cfg->max_jobs) {
-		sb_fail(err, "you already have %u background jobs running, the most allowed (max_jobs = %u)", have,
-			cfg->max_jobs);
-		sb_hint(err, "wait for one to finish (job_status) or cancel one with job_cancel");
-	} else if (all >= cfg->max_jobs_total) {
-		sb_fail(err, "the server already has %u background jobs running, the most allowed for all clients "
-			     "together (max_jobs_total = %u)", all, cfg->max_jobs_total);
-		sb_hint(err, "wait for one to finish (job_status) or cancel one of yours with job_cancel, or try again "
-			     "when other clients' jobs have ended; the operator can raise it with --max-jobs-total N");
-	} else if (ss->stopping) {
+	if (reg_room_locked(&ss->reg, REG_JOBS, owner, err)) {
+		/* (full: err says which limit) */
+	} else if (ss->reg.stopping) {
 		sb_fail(err, "sagebox is shutting down");
 	} else if (sb_pipe(j->cancel) || pthread_create(&j->thread, NULL, job_thread, c) != 0) {
 		sb_fail(err, "cannot start the job's thread");
 	} else {
-		j->next = ss->jobs;
-		ss->jobs = j;
-		snprintf(id_out, SB_SESSION_ID_LEN, "%s", j->id);
+		j->reg.next = ss->reg.jobs;
+		ss->reg.jobs = &j->reg;
+		snprintf(id_out, SB_SESSION_ID_LEN, "%s", j->reg.id);
 		rc = 0;
 	}
-	pthread_mutex_unlock(&ss->lock);
+	pthread_mutex_unlock(&ss->reg.lock);
 	if (rc) {
 		free(c);
-		j->s = NULL;
+		j->reg.s = NULL;
 		job_free(j);
 		if (s)
-			reg_put(ss, s);
+			reg_put(&ss->reg, s);
 	}
 	return rc;
 }
@@ -377,14 +339,14 @@ static uint64_t runtime_ms(const struct bjob *j)
 
 json_t *sb_job_status(struct sb_sessions *ss, const char *owner, const char *id, struct sb_error *err)
 {
-	pthread_mutex_lock(&ss->lock);
+	pthread_mutex_lock(&ss->reg.lock);
 	struct bjob *j = find_locked(ss, owner, id);
 	json_t *o = NULL;
 	if (j) {
-		o = json_pack("{s:s, s:s, s:s, s:I, s:I}", "job_id", j->id, "state", state_names[j->state], "lang",
+		o = json_pack("{s:s, s:s, s:s, s:I, s:I}", "job_id", j->reg.id, "state", state_names[j->state], "lang",
 			      sb_lang_name(j->lang), "runtime_ms", (json_int_t)runtime_ms(j), "timeout_seconds",
 			      (json_int_t)j->timeout_s);
-		json_object_set_new(o, "session_id", j->session[0] ? json_string(j->session) : json_null());
+		json_object_set_new(o, "session_id", j->reg.session[0] ? json_string(j->reg.session) : json_null());
 		json_object_set_new(o, "exit_code", running(j) || j->exit_code < 0 ? json_null() : json_integer(j->exit_code));
 		json_object_set_new(o, "signal", j->signal ? json_integer(j->signal) : json_null());
 		json_object_set_new(o, "output_bytes", json_integer((json_int_t)sb_joblog_bytes(&j->log)));
@@ -405,7 +367,7 @@ json_t *sb_job_status(struct sb_sessions *ss, const char *owner, const char *id,
 		json_object_set_new(o, "last_output", json_stringn(tail ? tail : "", tail ? n : 0));
 		free(tail);
 	}
-	pthread_mutex_unlock(&ss->lock);
+	pthread_mutex_unlock(&ss->reg.lock);
 	if (!o)
 		unknown_job(id, err);
 	return o;
@@ -414,19 +376,19 @@ json_t *sb_job_status(struct sb_sessions *ss, const char *owner, const char *id,
 json_t *sb_job_output(struct sb_sessions *ss, const char *owner, const char *id, uint64_t offset, size_t max,
 		      struct sb_error *err)
 {
-	pthread_mutex_lock(&ss->lock);
+	pthread_mutex_lock(&ss->reg.lock);
 	struct bjob *j = find_locked(ss, owner, id);
 	json_t *o = NULL;
 	if (j) {
 		size_t n = 0;
 		uint64_t next, dropped, end;
 		char *page = sb_joblog_page(&j->log, offset, max, &n, &next, &dropped, &end);
-		o = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:s%}", "job_id", j->id, "state", state_names[j->state],
+		o = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:s%}", "job_id", j->reg.id, "state", state_names[j->state],
 			      "offset", (json_int_t)offset, "next_offset", (json_int_t)next, "end_offset", (json_int_t)end,
 			      "dropped_bytes", (json_int_t)dropped, "output", page ? page : "", page ? n : 0);
 		free(page);
 	}
-	pthread_mutex_unlock(&ss->lock);
+	pthread_mutex_unlock(&ss->reg.lock);
 	if (!o)
 		unknown_job(id, err);
 	return o;
@@ -434,13 +396,13 @@ json_t *sb_job_output(struct sb_sessions *ss, const char *owner, const char *id,
 
 int sb_job_cancel(struct sb_sessions *ss, const char *owner, const char *id, struct sb_error *err)
 {
-	pthread_mutex_lock(&ss->lock);
+	pthread_mutex_lock(&ss->reg.lock);
 	struct bjob *j = find_locked(ss, owner, id);
 	if (j && running(j)) {
 		char b = 'c';
 		(void)SB_RETRY_EINTR(write(j->cancel[1], &b, 1));
 	}
-	pthread_mutex_unlock(&ss->lock);
+	pthread_mutex_unlock(&ss->reg.lock);
 	return j ? 0 : unknown_job(id, err);
 }
 
@@ -451,7 +413,7 @@ static void jobs_cap_logs_locked(struct sb_sessions *ss)
 	for (;;) {
 		uint64_t kept = 0;
 		struct bjob *oldest = NULL;
-		for (struct bjob *j = ss->jobs; j; j = j->next) {
+		for (struct bjob *j = FIRST(ss); j; j = NEXT(j)) {
 			if (running(j) || !j->thread_done)
 				continue;
 			uint64_t n = sb_joblog_kept(&j->log);
@@ -468,19 +430,20 @@ static void jobs_cap_logs_locked(struct sb_sessions *ss)
 /* Under the lock: forget finished jobs past their time, or past the most
  * kept per client, and keep their logs' total (jobs_cap_logs_locked). Their threads have ended (a finished job's thread only
  * drops its references after its state is final; join is quick). */
-void jobs_prune_locked(struct sb_sessions *ss, uint64_t now)
+void jobs_prune_locked(void *ctx, uint64_t now)
 {
-	for (struct bjob **pp = &ss->jobs; *pp;) {
-		struct bjob *j = *pp;
+	struct sb_sessions *ss = ctx;
+	for (struct reg_job **pp = &ss->reg.jobs; *pp;) {
+		struct bjob *j = (struct bjob *)*pp;
 		unsigned newer = 0;
-		for (struct bjob *o = ss->jobs; o != j; o = o->next)
-			newer += !running(o) && !strcmp(o->owner, j->owner);
+		for (struct bjob *o = FIRST(ss); o != j; o = NEXT(o))
+			newer += !running(o) && !strcmp(o->reg.owner, j->reg.owner);
 		if (!running(j) && j->thread_done && (now - j->ended_ms >= KEEP_DONE_MS || newer >= KEEP_DONE_MAX)) {
-			*pp = j->next;
+			*pp = j->reg.next;
 			pthread_join(j->thread, NULL);
 			job_free(j);
 		} else {
-			pp = &j->next;
+			pp = &j->reg.next;
 		}
 	}
 	jobs_cap_logs_locked(ss);
@@ -488,18 +451,18 @@ void jobs_prune_locked(struct sb_sessions *ss, uint64_t now)
 
 void jobs_stop_all(struct sb_sessions *ss)
 {
-	pthread_mutex_lock(&ss->lock);
-	struct bjob *all = ss->jobs;
-	ss->jobs = NULL;
-	for (struct bjob *j = all; j; j = j->next) {
+	pthread_mutex_lock(&ss->reg.lock);
+	struct bjob *all = FIRST(ss);
+	ss->reg.jobs = NULL;
+	for (struct bjob *j = all; j; j = NEXT(j)) {
 		char b = 'c';
 		(void)SB_RETRY_EINTR(write(j->cancel[1], &b, 1));
 	}
-	pthread_mutex_unlock(&ss->lock);
+	pthread_mutex_unlock(&ss->reg.lock);
 	/* (their sessions were killed already: each thread ends quickly) */
 	while (all) {
 		struct bjob *j = all;
-		all = j->next;
+		all = NEXT(j);
 		pthread_join(j->thread, NULL);
 		job_free(j);
 	}

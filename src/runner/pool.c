@@ -7,15 +7,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "runner/spares.h"
 #include "util/clock.h"
 
 /* Extra workers (beyond pool_size) that have been idle this long go. */
 #define SHRINK_IDLE_MS 60000
 /* How often the keeper looks at idle workers. */
 #define KEEPER_TICK_MS 1000
-/* After a worker failed to start, the keeper waits this long before it
- * tries again on its own (a job that needs one still tries at once). */
-#define START_BACKOFF_MS 30000
 /* A worker is replaced this long before worker_max_minutes is reached. */
 #define RECYCLE_EARLY_MS 60000
 
@@ -29,9 +27,7 @@ struct keyent {
 	struct key key;
 	unsigned want;    /* workers kept for this key */
 	unsigned waiting; /* jobs waiting for a worker */
-	unsigned fail_seq;
-	uint64_t last_fail_ms;
-	struct sb_error last_err;
+	struct sb_backoff backoff; /* after a failed start, the keeper waits (spares.h) */
 };
 
 enum slot_state { SLOT_STARTING, SLOT_IDLE, SLOT_BUSY };
@@ -185,9 +181,7 @@ static void *start_main(void *arg)
 		s->idle_since = sb_now_ms();
 	} else {
 		if (rc) {
-			s->k->fail_seq++;
-			s->k->last_fail_ms = sb_now_ms();
-			s->k->last_err = err;
+			sb_backoff_failed(&s->k->backoff, &err);
 		}
 		unlink_slot(p, s);
 		dead = s->w;
@@ -233,7 +227,8 @@ static void top_up(struct sb_pool *p, struct keyent *k, bool backoff)
 {
 	if (p->closing)
 		return;
-	if (backoff && k->last_fail_ms && sb_now_ms() < k->last_fail_ms + START_BACKOFF_MS)
+	/* (a job that needs a worker still starts one at once) */
+	if (backoff && !sb_backoff_may_try(&k->backoff, sb_now_ms()))
 		return;
 	for (unsigned have = count(p, k, -1, false); have < k->want; have++)
 		start_worker(p, k);
@@ -275,26 +270,13 @@ static void keep(struct sb_pool *p)
 		top_up(p, k, true);
 }
 
-static void timed_wait(struct sb_pool *p, unsigned ms)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (long)(ms % 1000) * 1000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
-	pthread_cond_timedwait(&p->cv, &p->mu, &ts);
-}
-
 static void *keeper_main(void *arg)
 {
 	struct sb_pool *p = arg;
 	pthread_mutex_lock(&p->mu);
 	while (!p->closing) {
 		keep(p);
-		timed_wait(p, KEEPER_TICK_MS);
+		sb_cond_wait_ms(&p->cv, &p->mu, KEEPER_TICK_MS);
 	}
 	pthread_mutex_unlock(&p->mu);
 	thread_done(p);
@@ -316,11 +298,7 @@ struct sb_pool *sb_pool_new(const struct sb_config *cfg, const struct sb_backend
 		return NULL;
 	p->cfg = cfg;
 	p->be = be;
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&p->cv, &ca);
-	pthread_condattr_destroy(&ca);
+	sb_cond_init(&p->cv);
 	pthread_mutex_init(&p->mu, NULL);
 	return p;
 }
@@ -376,7 +354,7 @@ static bool wait_or_cancel(struct sb_pool *p, int cancel_fd)
 		if (poll(&pf, 1, 0) > 0)
 			return true;
 	}
-	timed_wait(p, cancel_fd >= 0 ? 50 : 1000);
+	sb_cond_wait_ms(&p->cv, &p->mu, cancel_fd >= 0 ? 50 : 1000);
 	return false;
 }
 
@@ -425,7 +403,7 @@ struct sb_worker *sb_pool_acquire(struct sb_pool *p, enum sb_lang lang, const st
 	}
 	p->running++;
 	k->waiting++;
-	unsigned seen_fail = k->fail_seq;
+	unsigned seen_fail = k->backoff.failures;
 	struct sb_worker *w = NULL;
 	for (;;) {
 		if (p->closing) {
@@ -444,8 +422,8 @@ struct sb_worker *sb_pool_acquire(struct sb_pool *p, enum sb_lang lang, const st
 			}
 			break;
 		}
-		if (k->fail_seq != seen_fail) {
-			*err = k->last_err;
+		if (k->backoff.failures != seen_fail) {
+			*err = k->backoff.err;
 			break;
 		}
 		if (count(p, k, SLOT_STARTING, true) < k->waiting && count(p, k, -1, true) < p->cfg->max_concurrent)
@@ -506,8 +484,8 @@ json_t *sb_pool_status(struct sb_pool *p)
 	json_t *o = json_pack("{s:o, s:i, s:i}", "workers", list, "jobs_running", (int)p->running, "max_concurrent",
 			      (int)p->cfg->max_concurrent);
 	for (struct keyent *k = p->keys; k; k = k->next)
-		if (k->last_fail_ms && k->fail_seq)
-			json_object_set_new(o, "last_start_error", json_string(k->last_err.msg));
+		if (k->backoff.failures)
+			json_object_set_new(o, "last_start_error", json_string(k->backoff.err.msg));
 	pthread_mutex_unlock(&p->mu);
 	return o;
 }

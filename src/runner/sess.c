@@ -176,7 +176,7 @@ struct sess *sess_spawn(const struct sb_config *cfg, const struct sb_backend *be
 	}
 	s->lang = lang;
 	pthread_mutex_init(&s->lock, NULL);
-	pthread_cond_init(&s->changed, NULL);
+	sb_cond_init(&s->changed);
 	pthread_mutex_init(&s->tx, NULL);
 	s->w->rd.types = SB_WP_SESSION_TYPES;
 	snprintf(s->w->role, sizeof s->w->role, "a %s session's sandbox", sb_lang_name(lang));
@@ -380,12 +380,7 @@ int sess_take(struct sess *s, int cancel_fd, struct sb_error *err)
 {
 	pthread_mutex_lock(&s->lock);
 	while (s->busy && !s->dead) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 100 * 1000 * 1000;
-		if (ts.tv_nsec >= 1000000000L)
-			ts.tv_sec++, ts.tv_nsec -= 1000000000L;
-		pthread_cond_timedwait(&s->changed, &s->lock, &ts);
+		sb_cond_wait_ms(&s->changed, &s->lock, 100);
 		struct pollfd p = {cancel_fd, POLLIN, 0};
 		if (cancel_fd >= 0 && poll(&p, 1, 0) > 0) {
 			pthread_mutex_unlock(&s->lock);

@@ -53,15 +53,19 @@ struct sess_inbox {
 };
 
 struct sess {
+	/* Set while a spare (by its maker) or as the registry lists it (under
+	 * the registry's lock, before anyone else can reach it); read-only
+	 * after. */
 	char id[SB_SESSION_ID_LEN];    /* "" while a spare */
 	char owner[SB_OWNER_MAX];
 	enum sb_lang lang;
-	bool anonymous;                /* a background job's own session: not listed */
+	bool anonymous;                /* a background job's own session: counted as its job, never shown */
 	struct sb_worker *w;           /* the sandbox, its channel, its stderr */
 	pthread_t pump;
 	bool pump_started;
-	pthread_mutex_t lock;          /* everything below but tx's */
-	pthread_cond_t changed;        /* busy dropped, or the session ended */
+	uint64_t created_ms;
+	pthread_mutex_t lock;          /* routes, next_id, dead, closed, why, busy */
+	pthread_cond_t changed;        /* busy dropped, or the session ended (monotonic) */
 	struct sess_inbox *routes;
 	json_int_t next_id;
 	bool dead;
@@ -69,9 +73,9 @@ struct sess {
 	char why[400];                 /* how it ended */
 	bool busy;                     /* the interpreter is taken */
 	pthread_mutex_t tx;            /* one writer on the channel */
-	uint64_t created_ms;
-	_Atomic uint64_t used_ms;
-	unsigned refs;                 /* under the registry's lock */
+	_Atomic uint64_t used_ms;      /* the last call's start (no lock) */
+	/* Under the registry's lock (registry.h) once listed: */
+	unsigned refs;
 	struct sess *next;             /* the registry's list */
 };
 

@@ -33,7 +33,7 @@ int sb_session_write(struct sb_sessions *ss, const char *owner, const char *id, 
 {
 	struct sess *s;
 	*reply = NULL;
-	if (reg_get(ss, owner, id, &s, err))
+	if (reg_get(&ss->reg, owner, id, &s, err))
 		return -1;
 	json_t *h = json_pack("{s:s, s:s, s:b, s:I}", "type", "write", "path", path, "append", append, "code_bytes",
 			      (json_int_t)n);
@@ -43,7 +43,7 @@ int sb_session_write(struct sb_sessions *ss, const char *owner, const char *id, 
 		*reply = NULL;
 		rc = -1;
 	}
-	reg_put(ss, s);
+	reg_put(&ss->reg, s);
 	return rc;
 }
 
@@ -66,7 +66,7 @@ int sb_session_read(struct sb_sessions *ss, const char *owner, const char *id, c
 {
 	struct sess *s;
 	*meta = NULL;
-	if (reg_get(ss, owner, id, &s, err))
+	if (reg_get(&ss->reg, owner, id, &s, err))
 		return -1;
 	int rc = 0;
 	/* Step by step: each request's reply comes after its data, and a file
@@ -93,7 +93,7 @@ int sb_session_read(struct sb_sessions *ss, const char *owner, const char *id, c
 		json_decref(*meta);
 		*meta = NULL;
 	}
-	reg_put(ss, s);
+	reg_put(&ss->reg, s);
 	return rc;
 }
 
@@ -102,7 +102,7 @@ int sb_session_files(struct sb_sessions *ss, const char *owner, const char *id, 
 {
 	struct sess *s;
 	*reply = NULL;
-	if (reg_get(ss, owner, id, &s, err))
+	if (reg_get(&ss->reg, owner, id, &s, err))
 		return -1;
 	json_t *h = json_pack("{s:s, s:s?}", "type", "list", "path", path);
 	int rc = sess_request(s, h, NULL, 0, FILE_TIMEOUT_MS, 0, NULL, NULL, reply, err);
@@ -111,6 +111,6 @@ int sb_session_files(struct sb_sessions *ss, const char *owner, const char *id, 
 		*reply = NULL;
 		rc = -1;
 	}
-	reg_put(ss, s);
+	reg_put(&ss->reg, s);
 	return rc;
 }

@@ -1,0 +1,55 @@
+/* Ready spare sandboxes: one session sandbox per language in use, started
+ * ahead of need so that session_open (and job_start) take one at once, and
+ * the back-off after a failed start that the warm pool's keeper
+ * (runner/pool.c) shares. Internal to src/runner/; above sess.c. */
+#ifndef SAGEBOX_SPARES_H
+#define SAGEBOX_SPARES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config/config.h"
+#include "core/job.h"
+#include "util/error.h"
+
+struct sess;
+struct sb_backend;
+
+/* After a sandbox failed to start, a maker waits this long before it tries
+ * again on its own (a caller that waits for one still asks at once). */
+#define SB_SPARE_RETRY_MS 30000
+
+/* The failed starts of one kind of sandbox (a language's spare, a pool
+ * key's workers). The caller's lock guards it. */
+struct sb_backoff {
+	uint64_t failed_ms;   /* the last failure (monotonic ms), 0: none */
+	unsigned failures;    /* failures so far: a waiter sees a new one */
+	unsigned since_ok;    /* failures since the last success */
+	struct sb_error err;  /* why the last start failed */
+};
+void sb_backoff_failed(struct sb_backoff *b, const struct sb_error *err);
+void sb_backoff_ok(struct sb_backoff *b);
+/* Whether a maker may start one on its own now: no failure since the last
+ * success, or SB_SPARE_RETRY_MS since the last one. */
+bool sb_backoff_may_try(const struct sb_backoff *b, uint64_t now);
+
+struct sb_spares;
+/* Starts one maker thread per language (a Sage start never delays a
+ * shell's); each keeps a spare only once its language was asked for. */
+struct sb_spares *sb_spares_new(const struct sb_config *cfg, const struct sb_backend *be);
+/* The makers end; a take from now on fails ("shutting down"). */
+void sb_spares_stop(struct sb_spares *sp);
+/* Stops, and destroys the spares still ready. */
+void sb_spares_free(struct sb_spares *sp);
+
+/* Wait for lang's spare (its maker's start: never slower than starting one
+ * here, it began earlier) and offer it to claim, called under the spares'
+ * lock (claim takes the registry's: spares first). claim 0: the spare is
+ * the caller's, with its one reference, and the maker starts the next;
+ * -1 (claim filled err): it stays ready. NULL with err when the start
+ * failed, claim refused, or sagebox is stopping. from_spare: one was ready
+ * at once. */
+struct sess *sb_spares_take(struct sb_spares *sp, enum sb_lang lang, int (*claim)(void *ctx, struct sess *s,
+			    struct sb_error *err), void *ctx, bool *from_spare, struct sb_error *err);
+
+#endif
