@@ -40,8 +40,9 @@
 			post({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'Method not found: ' + m.method } });
 	});
 
-	var lastSize = '';
+	var lastSize = '', initialized = false;
 	function reportSize() {
+		if (!initialized) return; /* nothing but ui/initialize before the handshake ends */
 		var w = Math.ceil(document.documentElement.scrollWidth), h = Math.ceil(document.documentElement.scrollHeight);
 		if (w + 'x' + h === lastSize) return;
 		lastSize = w + 'x' + h;
@@ -55,6 +56,7 @@
 		appCapabilities: {}
 	}).then(function () {
 		notify('ui/notifications/initialized', {});
+		initialized = true;
 		reportSize();
 	}, function (e) { status('The host refused the viewer: ' + (e && e.message)); });
 
