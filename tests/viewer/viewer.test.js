@@ -138,6 +138,9 @@ test('the viewer shows a real run_sagemath result: formula, PNG, a 3D scene that
   assert.ok(tex.mathml, 'KaTeX wrote MathML');
   assert.doesNotMatch(tex.text, /\\frac|\\log/, 'no raw TeX shown');
   assert.match(tex.text, /arctan/);
+  // The radicals (KaTeX draws them as inline SVG) have their height: the page's CSS leaves them alone.
+  const roots = await frame.$$eval('.item.latex .sqrt svg', (ss) => ss.map((e) => e.getBoundingClientRect().height));
+  assert.ok(roots.length > 0 && roots.every((h) => h > 5), `radicals drawn: ${roots}`);
 
   // The PNG figure decoded.
   await frame.waitForFunction(() => { const i = document.querySelector('.item.png img'); return i && i.complete && i.naturalWidth > 0; });
