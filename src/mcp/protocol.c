@@ -1,5 +1,6 @@
 /* The MCP methods and the dispatch of one client's messages: initialize
- * (version negotiation), ping, tools/list, tools/call, logging/setLevel,
+ * (version negotiation), ping, tools/list, tools/call, resources/list and
+ * resources/read (mcp/resources.h), logging/setLevel,
  * server/discover, and the notifications initialized and cancelled.
  *
  * Each request is of one of two eras. A request whose _meta names a
@@ -20,6 +21,7 @@
 #include "mcp/jsonrpc.h"
 #include "mcp/message.h"
 #include "mcp/request.h"
+#include "mcp/resources.h"
 #include "mcp/revision.h"
 #include "mcp/server.h"
 #include "mcp/stateless.h"
@@ -121,6 +123,9 @@ static void h_initialize(const struct sb_mcp_request *q, struct reply *r)
 	if (instructions)
 		json_object_set_new(r->result, "instructions", json_string(instructions));
 	free(instructions);
+	/* resources: session files, and the viewer for MCP Apps hosts. */
+	json_object_set_new(json_object_get(r->result, "capabilities"), "resources", json_object());
+	sb_ui_server_capability(json_object_get(r->result, "capabilities"), caps);
 	if (sb_tasks_core(chosen))
 		json_object_set_new(json_object_get(r->result, "capabilities"), "tasks",
 				    json_pack("{s:{}, s:{}, s:{s:{s:{}}}}", "list", "cancel", "requests", "tools", "call"));
@@ -143,12 +148,30 @@ static void h_tools_list(const struct sb_mcp_request *q, struct reply *r)
 		return;
 	}
 	r->result = sb_mcp_tools_list(q->client->srv->tools.cfg, q->revision);
+	sb_ui_link_tools(r->result, q->capabilities);
 	sb_stateless_cache_hints(r->result, q->revision);
+}
+
+static void h_resources_list(const struct sb_mcp_request *q, struct reply *r)
+{
+	json_t *cursor = json_object_get(q->params, "cursor");
+	if (cursor && !json_is_null(cursor)) {
+		fail(r, SB_RPC_INVALID_PARAMS, "Invalid params: unknown cursor (the resource list has one page)");
+		return;
+	}
+	r->result = sb_resources_list(q);
+	sb_stateless_cache_hints(r->result, q->revision);
+}
+
+static void h_resources_read(const struct sb_mcp_request *q, struct reply *r)
+{
+	r->result = sb_resources_read(q, &r->code, r->msg, sizeof r->msg);
 }
 
 static void h_discover(const struct sb_mcp_request *q, struct reply *r)
 {
 	r->result = sb_mcp_discover(q->client->srv->tools.cfg, q->revision);
+	sb_ui_server_capability(json_object_get(r->result, "capabilities"), q->capabilities);
 }
 
 static void h_set_level(const struct sb_mcp_request *q, struct reply *r)
@@ -332,6 +355,8 @@ static const struct method {
 	{"server/discover", false, MODERN, false, h_discover},
 	{"tools/list", false, BOTH, false, h_tools_list},
 	{"tools/call", false, BOTH, false, h_tools_call},
+	{"resources/list", false, BOTH, false, h_resources_list},
+	{"resources/read", false, BOTH, false, h_resources_read},
 	{"logging/setLevel", false, LEGACY, false, h_set_level},
 	{"tasks/get", false, BOTH, false, h_tasks_get},
 	{"tasks/result", false, LEGACY, false, h_tasks_result},

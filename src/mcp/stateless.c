@@ -127,9 +127,10 @@ void sb_stateless_cache_hints(json_t *result, const char *rev)
 json_t *sb_mcp_discover(const struct sb_config *cfg, const char *rev)
 {
 	/* logging: a request may ask for log messages with _meta .../logLevel. */
-	/* extensions: the tasks extension (mcp/tasks.h), with no settings. */
-	json_t *r = json_pack("{s:o, s:{s:{s:b}, s:{}, s:{s:{}}}}", "supportedVersions", sb_rev_modern_list(),
-			      "capabilities", "tools", "listChanged", 0, "logging", "extensions",
+	/* extensions: the tasks extension (mcp/tasks.h), with no settings; the
+	 * MCP Apps one is added for a client that declares it (mcp/resources.h). */
+	json_t *r = json_pack("{s:o, s:{s:{s:b}, s:{}, s:{}, s:{s:{}}}}", "supportedVersions", sb_rev_modern_list(),
+			      "capabilities", "tools", "listChanged", 0, "logging", "resources", "extensions",
 			      "io.modelcontextprotocol/tasks");
 	char *instructions = sb_tools_instructions(cfg);
 	if (instructions)

@@ -141,7 +141,7 @@ static int collect(void *ctx, const char *p, size_t n)
 }
 
 /* The MIME type by content, then by name. image: one a client can show. */
-static const char *mime_of(const char *p, size_t n, const char *path, bool *image)
+const char *sb_file_mime_of(const char *p, size_t n, const char *path, bool *image)
 {
 	static const struct {
 		const char *magic;
@@ -167,7 +167,7 @@ static const char *mime_of(const char *p, size_t n, const char *path, bool *imag
 }
 
 /* Bytes as base64 (malloc'd). */
-static char *base64_of(const char *p, size_t n)
+char *sb_file_base64(const char *p, size_t n)
 {
 	char *enc = malloc(BASE64_ENCODE_RAW_LENGTH(n) + 1);
 	if (enc) {
@@ -202,7 +202,7 @@ void sb_file_read_handler(const struct sb_tool *t, const json_t *args, struct sb
 	if (!shown)
 		shown = path;
 	bool image = false;
-	const char *mime = mime_of(data.data ? data.data : "", data.len, shown, &image);
+	const char *mime = sb_file_mime_of(data.data ? data.data : "", data.len, shown, &image);
 	const char *kind = mime ? mime : "?";
 	/* An image is useful whole: read the rest of it. */
 	if (image && offset == 0 && size <= IMAGE_MAX && data.len < size) {
@@ -226,7 +226,7 @@ void sb_file_read_handler(const struct sb_tool *t, const json_t *args, struct sb
 		line = sb_tools_printed("[%s: bytes %llu to %llu of %llu%s%s]", shown, (unsigned long long)offset,
 			       (unsigned long long)next, (unsigned long long)size, text ? "" : ", base64 below",
 			       next < size ? "; call again with offset for more" : "");
-	char *b64 = text || (image && !whole) ? NULL : base64_of(data.data ? data.data : "", data.len);
+	char *b64 = text || (image && !whole) ? NULL : sb_file_base64(data.data ? data.data : "", data.len);
 	if (image && whole && b64) {
 		/* An image the model can see, and a line naming it (some
 		 * clients show images to the user only). */

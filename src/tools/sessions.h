@@ -70,6 +70,11 @@ char *sb_file_export_description(const struct sb_config *cfg);
 int sb_file_write_check(const struct sb_tool *t, const json_t *args, char *msg, size_t size);
 void sb_file_write_handler(const struct sb_tool *t, const json_t *args, struct sb_tool_ctx *ctx,
 			   struct sb_tool_result *out);
+/* A file's MIME type by content, then by name (NULL: unknown); image: one
+ * a client can show. Shared with resources/read (mcp/resources.c). */
+const char *sb_file_mime_of(const char *p, size_t n, const char *path, bool *image);
+/* Bytes as base64 (malloc'd; NULL: no memory). */
+char *sb_file_base64(const char *p, size_t n);
 void sb_file_read_handler(const struct sb_tool *t, const json_t *args, struct sb_tool_ctx *ctx,
 			  struct sb_tool_result *out);
 void sb_file_list_handler(const struct sb_tool *t, const json_t *args, struct sb_tool_ctx *ctx,

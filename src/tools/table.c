@@ -92,9 +92,10 @@ static const struct sb_tool_arg job_output_args[] = {
 #define OVERWRITES {.read_only = false, .destructive = true, .idempotent = true}
 
 /* A row of the session, file and job tools (tools/sessions.h). */
-#define SESSION_TOOL(nm, ttl, what, arguments, chk, hint)                                                 \
+#define SESSION_TOOL(nm, ttl, what, arguments, chk, hint, ...)                                            \
 	{.name = nm, .title = ttl, .description = sb_##what##_description, .args = arguments, .check = chk,     \
-	 .output_schema = sb_tools_open_schema, .hints = hint, .handler = sb_##what##_handler, .needs_slot = false}
+	 .output_schema = sb_tools_open_schema, .hints = hint, .handler = sb_##what##_handler, .needs_slot = false, \
+	 __VA_ARGS__}
 
 const struct sb_tool sb_tools[] = {
 	{
@@ -108,6 +109,7 @@ const struct sb_tool sb_tools[] = {
 		.needs_slot = true,
 		.task_support = true,
 		.lang = SB_LANG_SAGE,
+		.viewed = true,
 	},
 	{
 		.name = "run_python",
@@ -120,6 +122,7 @@ const struct sb_tool sb_tools[] = {
 		.needs_slot = true,
 		.task_support = true,
 		.lang = SB_LANG_PYTHON,
+		.viewed = true,
 	},
 	{
 		.name = "run_shell",
@@ -163,7 +166,7 @@ const struct sb_tool sb_tools[] = {
 	SESSION_TOOL("file_export", "Export a workspace file", file_export, export_args, NULL, CHANGES),
 	SESSION_TOOL("job_start", "Start a background job", job_start, job_start_args, NULL, CHANGES),
 	SESSION_TOOL("job_status", "Background job status", job_status, job_args, NULL, OBSERVES),
-	SESSION_TOOL("job_output", "Background job output", job_output, job_output_args, NULL, OBSERVES),
+	SESSION_TOOL("job_output", "Background job output", job_output, job_output_args, NULL, OBSERVES, .viewed = true),
 	SESSION_TOOL("job_cancel", "Cancel a background job", job_cancel, job_args, NULL, ENDS),
 };
 

@@ -110,6 +110,8 @@ struct sb_tool {
 	bool task_support;          /* may run as an MCP task, a background job of its
 				       code (execution.taskSupport "optional"; else "forbidden") */
 	enum sb_lang lang;          /* the language a run tool runs */
+	bool viewed;                /* its result is a run's: MCP Apps hosts show it in the
+				       result viewer (mcp/resources.h) */
 };
 
 /* The table (tools/table.c). */

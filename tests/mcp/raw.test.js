@@ -37,7 +37,8 @@ describe('initialize and version negotiation', () => {
       assert.equal(typeof r.serverInfo.title, 'string');
       assert.ok(r.capabilities.tools);
       assert.ok(r.capabilities.logging);
-      assert.ok(!r.capabilities.resources && !r.capabilities.prompts);
+      // resources: session files and the MCP Apps viewer (issue 27); no prompts.
+      assert.ok(r.capabilities.resources && !r.capabilities.prompts);
       assert.match(r.instructions, /R\.<x> = QQ\[\]/);
       assert.match(r.instructions, /print/);
       assert.match(r.instructions, /sandbox_status/);
@@ -230,7 +231,7 @@ describe('malformed messages', () => {
 describe('methods and params', () => {
   test('unknown method -> -32601; unknown notification -> nothing', () => withServer(async (s) => {
     await s.initialize();
-    assertError(await s.request(1, 'resources/list'), -32601, 1);
+    assertError(await s.request(1, 'prompts/list'), -32601, 1);
     assertError(await s.request(2, 'no/such/method', {}), -32601, 2);
     // A long multi-byte method name is quoted cut at a character boundary.
     const long = await s.request(22, 'é'.repeat(80), {});
