@@ -137,17 +137,12 @@ void sb_display_drop_text(int why, const struct sb_display *d, char *buf, size_t
 	snprintf(buf, n, "refused by the host (%s)", d->invalid_why[0] ? d->invalid_why : "malformed");
 }
 
-static json_t *png_item(const struct sb_figure *f)
+/* A PNG item names its image content block (the bytes travel once: a result
+ * at the figure caps stays under hosts' 1 MiB message limits). */
+static json_t *png_item(const struct sb_figure *f, int index)
 {
-	char *b = malloc(BASE64_ENCODE_RAW_LENGTH(f->len) + 1);
-	if (!b)
-		return NULL;
-	base64_encode_raw(b, f->len, (const uint8_t *)f->png);
-	b[BASE64_ENCODE_RAW_LENGTH(f->len)] = '\0';
-	json_t *o = json_pack("{s:s, s:s, s:s, s:i, s:i}", "kind", "png", "mimeType", "image/png", "data", b, "width",
-			      (int)f->width, "height", (int)f->height);
-	free(b);
-	return o;
+	return json_pack("{s:s, s:s, s:i, s:i, s:i}", "kind", "png", "mimeType", "image/png", "image", index, "width",
+			 (int)f->width, "height", (int)f->height);
 }
 
 static const char *const kind_names[] = {
@@ -165,7 +160,7 @@ json_t *sb_display_json(const struct sb_display *d, const struct sb_figures *fig
 		json_t *e = NULL;
 		if (it->kind == SB_DISP_PNG) {
 			if (it->fig >= 0 && (size_t)it->fig < figs->n)
-				e = png_item(&figs->v[it->fig]);
+				e = png_item(&figs->v[it->fig], it->fig);
 		} else if (it->kind == SB_DISP_THREEJS) {
 			e = json_pack("{s:s, s:O}", "kind", "threejs", "scene", it->scene);
 			if (e && it->fig >= 0)

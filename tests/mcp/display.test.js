@@ -46,10 +46,11 @@ for (const isolation of ['warm', 'fresh']) {
       assert.deepEqual(d[1], { kind: 'html', html: '<i>hi</i>' });
       const images = r.content.filter((b) => b.type === 'image');
       assert.equal(images.length, 2);
-      // the PNG item is the first image block's bytes, with its size
+      // the PNG item names the first image block (the bytes travel once), with its size
       assert.equal(d[2].mimeType, 'image/png');
-      assert.equal(d[2].data, images[0].data);
-      const { width, height } = decodePng(Buffer.from(d[2].data, 'base64'));
+      assert.equal(d[2].image, 0);
+      assert.equal(d[2].data, undefined);
+      const { width, height } = decodePng(Buffer.from(images[d[2].image].data, 'base64'));
       assert.deepEqual([d[2].width, d[2].height], [width, height]);
       assert.match(d[3].svg, /^<\?xml[^]*<svg/);
       // the scene as Sage's three.js template consumes it, and its PNG

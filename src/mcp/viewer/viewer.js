@@ -119,12 +119,19 @@
 		return d;
 	}
 
-	function item(it) {
+	/* The index-th image content block: a PNG item names its block (the
+	 * bytes travel once), as a 3D scene names its picture. */
+	function imageAt(content, index) {
+		var imgs = content.filter(function (b) { return b.type === 'image'; });
+		return imgs[index] || {};
+	}
+
+	function item(it, content) {
 		switch (it && it.kind) {
 		case 'text': return el('pre', 'item text', it.text);
 		case 'latex': return latexItem(it.latex);
 		case 'html': return htmlItem(it.html);
-		case 'png': return pngItem(it.data, it.mimeType, it.width, it.height);
+		case 'png': return pngItem(imageAt(content, it.image).data, it.mimeType, it.width, it.height);
 		case 'svg': return svgItem(it.svg);
 		case 'threejs': return sceneItem(it.scene);
 		default: return null;
@@ -137,7 +144,7 @@
 		var v = verdict(sc, result.isError);
 		root.appendChild(el('div', 'verdict ' + (v[1] ? 'ok' : 'bad'), v[0]));
 		if (Array.isArray(sc.display)) {
-			sc.display.forEach(function (it) { var n = item(it); if (n) root.appendChild(n); });
+			sc.display.forEach(function (it) { var n = item(it, content); if (n) root.appendChild(n); });
 		} else {
 			/* A result without display items: its figures are image blocks. */
 			content.forEach(function (b) {
