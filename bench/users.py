@@ -1,6 +1,7 @@
 """The unprivileged user the benchmark runs sagebox as (bench/run's
 native-user rows, bench/hops): found or created, a prefix that switches to
 it, and a copy of the binary it can execute."""
+import atexit
 import os
 import pwd
 import shutil
@@ -37,8 +38,9 @@ def bench_user(name, create):
 
 def user_binary(binary):
     """A copy of binary that any user can execute (the build tree may not
-    be theirs to read); the caller removes its directory."""
+    be theirs to read), removed when the benchmark exits."""
     d = tempfile.mkdtemp(prefix="sagebox-bench-")
+    atexit.register(shutil.rmtree, d, ignore_errors=True)
     os.chmod(d, 0o755)
     out = os.path.join(d, "sagebox")
     shutil.copy2(binary, out)
