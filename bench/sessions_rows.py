@@ -15,11 +15,11 @@ SPARE_PAUSE_MS = {"sage": 20000, "python": 3000, "shell": 2000}
 LANGS = ("python", "sage", "shell")
 
 
-def measure(env, sdk, n, log):
+def measure(env, sdk, n, log, backend="native"):
     out = {}
     for lang in LANGS:
         log(f"  session, {lang} ...")
-        out[lang] = sdk({"mode": "session", "server": env.server("native", "warm"), "lang": lang,
+        out[lang] = sdk({"mode": "session", "server": env.server(backend, "warm"), "lang": lang,
                          "opens": min(n, 10) if lang == "sage" else n, "pause_ms": SPARE_PAUSE_MS[lang],
                          "tool": TOOL[lang], "nop": NOP[lang], "n": n * 3})
     # the call overhead target: a Python session's `pass`, p50
@@ -28,8 +28,8 @@ def measure(env, sdk, n, log):
     return out
 
 
-def print_rows(res, pct, fmt_ms):
-    print("| session (native, SDK client) | first open | open with a spare p50 | p95 | call `pass` p50 | p95 "
+def print_rows(res, pct, fmt_ms, who="native"):
+    print(f"| session ({who}, SDK client) | first open | open with a spare p50 | p95 | call `pass` p50 | p95 "
           "| idle RSS (private) |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for lang in LANGS:
