@@ -497,6 +497,23 @@ void nat_cgroup_kill(const struct nat_cgroup *cg)
 		put(cg->mem, "cgroup.kill", "1");
 }
 
+long nat_cgroup_oom_kills(const struct nat_cgroup *cg)
+{
+	if ((cg->mode != NAT_CG_V2 && cg->mode != NAT_CG_V1) || !cg->mem[0])
+		return -1;
+	char path[PATH_MAX + 32], line[128];
+	snprintf(path, sizeof path, "%s/%s", cg->mem, cg->mode == NAT_CG_V2 ? "memory.events" : "memory.oom_control");
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	long n = -1;
+	while (n < 0 && fgets(line, sizeof line, f))
+		if (sscanf(line, "oom_kill %ld", &n) != 1)
+			n = -1;
+	fclose(f);
+	return n;
+}
+
 void nat_cgroup_remove(struct nat_cgroup *cg)
 {
 	char *dirs[] = {cg->job, cg->leaf, cg->mem, cg->pids, cg->cpu}; /* children first */

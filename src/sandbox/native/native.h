@@ -155,6 +155,9 @@ bool nat_cgroup_job_possible(enum nat_cg_mode mode, bool have_cpu);
 int nat_cgroup_join_self(const struct nat_cgroup *cg);
 /* cgroup.kill (v2) where available. */
 void nat_cgroup_kill(const struct nat_cgroup *cg);
+/* The memory cgroup's oom_kill counter (v2 memory.events, v1
+ * memory.oom_control); -1 without one or when it cannot be read. */
+long nat_cgroup_oom_kills(const struct nat_cgroup *cg);
 /* Remove the directories (after every process has exited). */
 void nat_cgroup_remove(struct nat_cgroup *cg);
 

@@ -326,6 +326,12 @@ static int native_wait(struct sb_sandbox *sb, struct sb_exit *ex, struct sb_erro
 	return 0;
 }
 
+static long native_oom_kills(const struct sb_sandbox *sb)
+{
+	const struct nat_priv *np = sb->priv;
+	return np ? nat_cgroup_oom_kills(&np->plan.cg) : -1;
+}
+
 const struct sb_backend_ops sb_native_ops = {
 	.open = native_open,
 	.close = native_close,
@@ -333,5 +339,6 @@ const struct sb_backend_ops sb_native_ops = {
 	.spawn = native_spawn,
 	.kill = native_kill,
 	.wait = native_wait,
+	.oom_kills = native_oom_kills,
 	.bind_install = nat_bind_install,
 };
