@@ -40,6 +40,12 @@ struct sb_sandbox_req {
 	 * and hold the whole sandbox to `cpus`. Never for a command that runs
 	 * code itself: its code would get the larger share. */
 	bool cpu_per_job;
+	/* A session's sandbox: this many cgroups for its background jobs,
+	 * which its controller moves each job into (SAGEBOX_JOB_SLOTS_FD) so
+	 * that job_cancel finds every process of the job however it detached.
+	 * Backends without delegated cgroups ignore it (the controller then
+	 * tracks a job by its process tree). 0: none. */
+	unsigned job_slots;
 };
 
 struct sb_exit {

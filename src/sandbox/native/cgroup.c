@@ -341,6 +341,8 @@ static void gc_stale(const char *base)
 			continue;
 		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
 			continue;
+		if (snprintf(path, sizeof path, "%s/%s", base, e->d_name) < (int)sizeof path)
+			nat_job_slots_gc(path);
 		for (size_t i = 0; i < sizeof sub / sizeof sub[0]; i++)
 			if (snprintf(path, sizeof path, "%s/%s%s", base, e->d_name, sub[i]) < (int)sizeof path)
 				rmdir(path);
@@ -516,6 +518,7 @@ long nat_cgroup_oom_kills(const struct nat_cgroup *cg)
 
 void nat_cgroup_remove(struct nat_cgroup *cg)
 {
+	nat_job_slots_remove(cg);
 	char *dirs[] = {cg->job, cg->leaf, cg->mem, cg->pids, cg->cpu}; /* children first */
 	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
 		if (!dirs[i][0])
