@@ -7,12 +7,13 @@
  * The host makes `n` empty child cgroups "job-<i>" of the sandbox's cgroup
  * (v2: the one dir, with no controller enabled for children, so processes
  * may stay in the parent; v1: the pids hierarchy's) and opens, as itself,
- * the parent's cgroup.procs and each slot's for writing: the kernel checks a move against the opener's rights (v2 since
- * Linux 5.16, v1 likewise), and Landlock would refuse the sandbox opening
- * anything in cgroupfs. The controller moves its interpreter into a free
- * slot before it forks a job (what the job forks is born there), back to
- * the parent once the job has started, lists a slot's processes to kill
- * them all, and reuses the slot once it is empty. */
+ * the parent's cgroup.procs and each slot's for writing: the kernel checks
+ * a move against the opener's rights (v2 since Linux 5.16, v1 likewise),
+ * and Landlock would refuse the sandbox opening anything in cgroupfs. The
+ * controller (driver/jobcg.py) moves its interpreter into a free slot
+ * before it forks a job (what the job forks is born there), back to the
+ * parent once the job has started, finds a slot's processes by their
+ * /proc/PID/cgroup to kill them all, and reuses the slot once it is empty. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
