@@ -185,7 +185,9 @@ struct sess *sess_spawn(const struct sb_config *cfg, const struct sb_backend *be
 	sb_command_session(cfg, lang, own_pidns, sb_backend_has(be, SB_CAP_ISOLATED) ? SB_SANDBOX_WORKSPACE : "-",
 			   limits, argv);
 	struct sb_sandbox_req req = {.argv = argv, .limits = &s->w->sb_limits, .lifetime_s = lifetime_s,
-				     .workspace_bytes = cfg->workspace_bytes};
+				     .workspace_bytes = cfg->workspace_bytes,
+				     /* the most jobs one client (its owner) may run at once */
+				     .job_slots = cfg->max_jobs};
 	int rc = sb_worker_spawn_req(s->w, be, &req, err);
 	free(limits);
 	if (rc || sb_worker_wait_ready(s->w, err)) {

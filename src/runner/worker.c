@@ -208,7 +208,17 @@ void sb_worker_died_how(struct sb_worker *w, char *out, size_t n)
 	char last[512];
 	sb_worker_drain_diag(w);
 	diag_last(w, last, sizeof last);
-	if (last[0])
+	/* A sandbox that ran out of memory may die without a word (filling
+	 * /tmp and /dev/shm, which are memory, leaves no process able to
+	 * say it): the kernel's own count tells. Read now, before the wait
+	 * removes the cgroup. */
+	long oom = w->spawned ? sb_backend_oom_kills(&w->sb) : -1;
+	if (oom > 0)
+		snprintf(out, n,
+			 "it ran out of memory: the kernel killed %ld of its processes at its memory limit of %llu MiB "
+			 "(files in /tmp and /dev/shm count against it)%s%s",
+			 oom, (unsigned long long)(w->sb_limits.memory_bytes >> 20), last[0] ? "; it said: " : "", last);
+	else if (last[0])
 		snprintf(out, n, "it said: %s", last);
 	else
 		snprintf(out, n, "it exited without a word");

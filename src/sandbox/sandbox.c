@@ -120,3 +120,9 @@ int sb_backend_wait(struct sb_sandbox *sb, struct sb_exit *ex, struct sb_error *
 {
 	return sb->backend->type->ops->wait(sb, ex, err);
 }
+
+long sb_backend_oom_kills(const struct sb_sandbox *sb)
+{
+	const struct sb_backend_ops *ops = sb->backend ? sb->backend->type->ops : NULL;
+	return ops && ops->oom_kills ? ops->oom_kills(sb) : -1;
+}

@@ -40,6 +40,12 @@ struct sb_sandbox_req {
 	 * and hold the whole sandbox to `cpus`. Never for a command that runs
 	 * code itself: its code would get the larger share. */
 	bool cpu_per_job;
+	/* A session's sandbox: this many cgroups for its background jobs,
+	 * which its controller moves each job into (SAGEBOX_JOB_SLOTS_FD) so
+	 * that job_cancel finds every process of the job however it detached.
+	 * Backends without delegated cgroups ignore it (the controller then
+	 * tracks a job by its process tree). 0: none. */
+	unsigned job_slots;
 };
 
 struct sb_exit {
@@ -117,6 +123,10 @@ struct sb_backend_ops {
 	 * the sandbox is gone; release backend resources (cgroups,
 	 * containers). Fills *ex with the command's own status or signal. */
 	int (*wait)(struct sb_sandbox *sb, struct sb_exit *ex, struct sb_error *err);
+	/* How many of the sandbox's processes the kernel has killed for memory
+	 * so far (its memory cgroup's oom_kill counter); -1 when it cannot
+	 * tell. Valid until wait (which removes the cgroup). NULL: never. */
+	long (*oom_kills)(const struct sb_sandbox *sb);
 	/* SB_CAP_IMAGES only: build an image from Debian packages. Prints
 	 * progress on stderr; returns an exit status (core/exit_status.h). */
 	int (*image_build)(void *self, const struct sb_image_recipe *r);
@@ -175,6 +185,8 @@ int sb_backend_spawn(const struct sb_backend *be, const struct sb_sandbox_req *r
 		     struct sb_error *err);
 void sb_backend_kill(struct sb_sandbox *sb);
 int sb_backend_wait(struct sb_sandbox *sb, struct sb_exit *ex, struct sb_error *err);
+/* ops->oom_kills, or -1 when the backend cannot tell. */
+long sb_backend_oom_kills(const struct sb_sandbox *sb);
 
 /* The environment every sandboxed command gets, and nothing else: no host
  * variable (API keys, tokens) is ever passed through. NULL-terminated,

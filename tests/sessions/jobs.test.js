@@ -196,6 +196,47 @@ describe('background jobs', () => {
     assert.match(text, /failed after .* exit status 3/);
   });
 
+  // Issue 24, finding 7: a job's setsid'ed, double-forked grandchild that
+  // ignores TERM/HUP/INT and keeps writing to /work. A shell job's survived
+  // job_cancel (its root is a bash subshell, which cannot be a subreaper)
+  // and ran until session_close. Now a job's cgroup holds all its
+  // processes where there is one (native), else its process tree.
+  const DAEMON = (marker, beat) => `while :; do date +%s%N > ${beat}; sleep 0.1; done`;
+  const ATTACK = {
+    shell: (marker, beat) => `setsid bash -c 'trap "" TERM HUP INT; ( ${DAEMON(marker, beat)} ) & exit' ${marker} </dev/null >/dev/null 2>&1 &\n`
+      + 'echo started; sleep 300',
+    python: (marker, beat) => 'import os, signal, time\n'
+      + 'if os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n'
+      + '        for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):\n            signal.signal(s, signal.SIG_IGN)\n'
+      + `        os.execv("/bin/sh", ["sh", "-c", ${JSON.stringify(DAEMON(marker, beat))}, "${marker}"])\n`
+      + '    os._exit(0)\n'
+      + 'print("started", flush=True)\ntime.sleep(300)',
+  };
+  for (const lang of ['shell', 'python']) {
+    for (const inSession of [true, false]) {
+      test(`job_cancel kills a ${lang} job's setsid'ed double-forked grandchild ignoring TERM/HUP/INT (${inSession ? 'in a session' : 'stateless'})`, { timeout: LONG }, async () => {
+        const marker = uniqueMarker(`detached-${lang}`);
+        const beat = `/work/beat-${lang}`;
+        const sid = inSession ? await open(c, lang) : undefined;
+        const { s } = await ok(c, 'job_start', { lang, code: ATTACK[lang](marker, beat), ...(sid ? { session_id: sid } : {}) });
+        await waitState(c, s.job_id, (st) => st.output_bytes > 0);
+        await waitFor(() => processesWith(marker).length > 0, 10000, 20);
+        assert.ok(processesWith(marker).length > 0, 'the detached grandchild runs');
+        await ok(c, 'job_cancel', { job_id: s.job_id });
+        assert.equal((await waitState(c, s.job_id)).state, 'cancelled');
+        assert.deepEqual(await waitGone(marker, 5000), [], 'no process of the job is left');
+        if (sid) {
+          // and it no longer writes to the session's /work
+          const first = (await ok(c, 'file_read', { session_id: sid, path: `beat-${lang}` })).text;
+          await sleep(600);
+          assert.equal((await ok(c, 'file_read', { session_id: sid, path: `beat-${lang}` })).text, first);
+          assert.equal((await out(c, sid, lang, lang === 'shell' ? 'echo alive' : 'print("alive")')), 'alive\n');
+          await ok(c, 'session_close', { session_id: sid });
+        }
+      });
+    }
+  }
+
   test('limits: job_timeout caps timeout_seconds, max_jobs caps jobs running at once', { timeout: LONG }, async () => {
     await fails(c, 'job_start', { lang: 'python', code: '1', timeout_seconds: 121 }, /at most 120 s here \(the job_timeout setting\)/);
     const ids = [];

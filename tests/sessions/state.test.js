@@ -202,6 +202,32 @@ describe('session state', () => {
 });
 
 describe('limits on sessions', () => {
+  // Issue 24: a shell session's code filling /tmp and /dev/shm (tmpfs:
+  // memory) past the memory limit got the controller OOM-killed, and the
+  // session ended "without a word". The kernel's oom_kill count says why.
+  test('a session that fills /tmp and /dev/shm past its memory limit is told it ran out of memory', { timeout: LONG }, async (t) => {
+    const c = await sdkClient({ args: ['--memory', '256m'] });
+    try {
+      const sid = await open(c, 'shell');
+      const probe = await ok(c, 'run_shell', { session_id: sid, code: 'true' });
+      const by = probe.s.sandbox?.memory?.enforced_by ?? '';
+      if (!/cgroup/.test(by)) {
+        await ok(c, 'session_close', { session_id: sid });
+        t.skip(`no memory cgroup here (${by}): tmpfs is not held to the memory limit`);
+        return;
+      }
+      const fill = 'for i in $(seq 100); do head -c 16M /dev/zero > /dev/shm/f$i 2>/dev/null || '
+        + 'head -c 16M /dev/zero > /tmp/f$i || break; done; echo survived';
+      const { r, text } = await run(c, sid, 'shell', fill);
+      assert.equal(r.isError, true, text);
+      assert.doesNotMatch(text, /without a word/);
+      assert.match(text, /ran out of memory: the kernel killed \d+ of its processes at its memory limit of \d+ MiB \(files in \/tmp and \/dev\/shm count against it\)/);
+      await fails(c, 'run_shell', { session_id: sid, code: 'true' }, /ran out of memory/);
+    } finally {
+      await closeClient(c);
+    }
+  });
+
   test('max_sessions: a clear error past the limit; 0 turns sessions off', { timeout: LONG }, async () => {
     const c = await sdkClient({ args: ['--max-sessions', '1'] });
     try {

@@ -341,6 +341,8 @@ static void gc_stale(const char *base)
 			continue;
 		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
 			continue;
+		if (snprintf(path, sizeof path, "%s/%s", base, e->d_name) < (int)sizeof path)
+			nat_job_slots_gc(path);
 		for (size_t i = 0; i < sizeof sub / sizeof sub[0]; i++)
 			if (snprintf(path, sizeof path, "%s/%s%s", base, e->d_name, sub[i]) < (int)sizeof path)
 				rmdir(path);
@@ -497,8 +499,26 @@ void nat_cgroup_kill(const struct nat_cgroup *cg)
 		put(cg->mem, "cgroup.kill", "1");
 }
 
+long nat_cgroup_oom_kills(const struct nat_cgroup *cg)
+{
+	if ((cg->mode != NAT_CG_V2 && cg->mode != NAT_CG_V1) || !cg->mem[0])
+		return -1;
+	char path[PATH_MAX + 32], line[128];
+	snprintf(path, sizeof path, "%s/%s", cg->mem, cg->mode == NAT_CG_V2 ? "memory.events" : "memory.oom_control");
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	long n = -1;
+	while (n < 0 && fgets(line, sizeof line, f))
+		if (sscanf(line, "oom_kill %ld", &n) != 1)
+			n = -1;
+	fclose(f);
+	return n;
+}
+
 void nat_cgroup_remove(struct nat_cgroup *cg)
 {
+	nat_job_slots_remove(cg);
 	char *dirs[] = {cg->job, cg->leaf, cg->mem, cg->pids, cg->cpu}; /* children first */
 	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
 		if (!dirs[i][0])

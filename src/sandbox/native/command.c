@@ -38,6 +38,15 @@ noreturn void nat_command_main(struct nat_plan *p)
 			nat_child_fail("cgroup", errno, "cannot pass the jobs' cgroup to the command");
 		first_closed = NAT_CMD_FD_JOB_CGROUP + 1;
 	}
+	/* A session's job cgroups (job_slots.c), for its controller. In
+	 * ascending order: each target is below its source, and every source
+	 * it may overwrite was copied already. */
+	for (unsigned i = 0; i < p->n_job_slot_fds; i++) {
+		int to = NAT_CMD_FD_JOB_SLOTS + (int)i;
+		if (dup2(p->job_slot_fds[i], to) != to)
+			nat_child_fail("cgroup", errno, "cannot pass the jobs' cgroups to the command");
+		first_closed = to + 1;
+	}
 	if (close_range((unsigned)first_closed, ~0U, 0) != 0)
 		for (int fd = first_closed; fd < 65536; fd++)
 			close(fd);

@@ -118,6 +118,8 @@ noreturn void nat_init_main(struct nat_plan *p, int alive_fd)
 	close(NAT_FD_CTL);
 	if (p->job_cg_fd >= 0)
 		close(p->job_cg_fd);
+	for (unsigned i = 0; i < p->n_job_slot_fds; i++)
+		close(p->job_slot_fds[i]);
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	for (int fd = 0; fd < 3 && null >= 0; fd++)
 		dup2(null, fd);

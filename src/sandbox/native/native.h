@@ -50,6 +50,13 @@
 /* In the command: NAT_FD_JOB_CGROUP is moved here, and the environment
  * names it (NAT_JOB_CGROUP_ENV), for the worker to put each job's process in. */
 #define NAT_CMD_FD_JOB_CGROUP 4
+/* A session's job cgroups (job_slots.c): the parent's cgroup.procs, then
+ * one per job slot, on these fds in outer and init, and from
+ * NAT_CMD_FD_JOB_SLOTS on in the command (NAT_JOB_SLOTS_ENV names them). */
+#define NAT_FD_JOB_SLOTS 7
+#define NAT_CMD_FD_JOB_SLOTS 5
+#define NAT_JOB_SLOTS_MAX 33
+#define NAT_JOB_SLOTS_ENV "SAGEBOX_JOB_SLOTS_FD="
 #define NAT_STR_(x) #x
 #define NAT_STR(x) NAT_STR_(x)
 #define NAT_JOB_CGROUP_ENV "SAGEBOX_JOB_CGROUP_FD=" NAT_STR(NAT_CMD_FD_JOB_CGROUP)
@@ -135,6 +142,7 @@ struct nat_cgroup {
 	char job[PATH_MAX];
 	char leaf[PATH_MAX]; /* v2 with a job cgroup: the rest of the sandbox's own leaf */
 	bool cpu_per_job;
+	unsigned n_job_slots; /* job-0 .. job-<n-1> below it (job_slots.c) */
 	bool mem_limited, memsw_limited, pids_limited, cpu_limited;
 	char note[256];      /* why no cgroup, or a caveat */
 };
@@ -157,8 +165,18 @@ bool nat_cgroup_job_possible(enum nat_cg_mode mode, bool have_cpu);
 int nat_cgroup_join_self(const struct nat_cgroup *cg);
 /* cgroup.kill (v2) where available. */
 void nat_cgroup_kill(const struct nat_cgroup *cg);
+/* The memory cgroup's oom_kill counter (v2 memory.events, v1
+ * memory.oom_control); -1 without one or when it cannot be read. */
+long nat_cgroup_oom_kills(const struct nat_cgroup *cg);
 /* Remove the directories (after every process has exited). */
 void nat_cgroup_remove(struct nat_cgroup *cg);
+/* job_slots.c: make n job cgroups below the sandbox's (none for a warm
+ * worker's) and open fds[0] (the parent's cgroup.procs, write) and
+ * fds[1..n] (each slot's, write). -1 + errno, nothing left. */
+int nat_job_slots_open(struct nat_cgroup *cg, unsigned n, int *fds);
+void nat_job_slots_remove(struct nat_cgroup *cg);
+/* Remove the job-<i> cgroups of a stale sandbox's cgroup dir. */
+void nat_job_slots_gc(const char *dir);
 
 /* ---- what the children need (spawn.c prepares it) ---- */
 struct nat_plan {
@@ -183,6 +201,8 @@ struct nat_plan {
 	/* child ends, moved to 0,1,2 and NAT_FD_* in the outer child */
 	int in_fd, out_fd, err_fd, report_fd, status_fd, ctl_fd;
 	int job_cg_fd;             /* -1: no job cgroup; NAT_FD_JOB_CGROUP in the children */
+	int job_slot_fds[NAT_JOB_SLOTS_MAX]; /* n_job_slot_fds of them (job_slots.c) */
+	unsigned n_job_slot_fds;
 	/* filled in outer and init, inherited by the command */
 	uint32_t user_resources;   /* rows of sb_user_resources() applied */
 	bool loopback_up;

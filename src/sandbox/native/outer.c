@@ -23,25 +23,32 @@
  * caller had open (other jobs' pipes, the server's sockets). */
 static void arrange_fds(struct nat_plan *p)
 {
-	int src[7] = {p->in_fd, p->out_fd, p->err_fd, p->report_fd, p->status_fd, p->ctl_fd, p->job_cg_fd};
-	int n = p->job_cg_fd >= 0 ? 7 : 6;
-	int high[7];
+	int src[NAT_FD_JOB_SLOTS + NAT_JOB_SLOTS_MAX] = {p->in_fd,     p->out_fd, p->err_fd,   p->report_fd,
+							 p->status_fd, p->ctl_fd, p->job_cg_fd};
+	int n = NAT_FD_JOB_SLOTS;
+	for (unsigned i = 0; i < p->n_job_slot_fds; i++)
+		src[n++] = p->job_slot_fds[i];
+	int high[NAT_FD_JOB_SLOTS + NAT_JOB_SLOTS_MAX];
 	for (int i = 0; i < n; i++) {
-		high[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 64);
-		if (high[i] < 0)
+		high[i] = src[i] < 0 ? -1 : fcntl(src[i], F_DUPFD_CLOEXEC, 64);
+		if (src[i] >= 0 && high[i] < 0)
 			_exit(SB_EXIT_SANDBOX); /* cannot even report: the caller sees EOF */
 	}
 	for (int i = 0; i < n; i++)
-		if (dup3(high[i], i, i >= NAT_FD_REPORT ? O_CLOEXEC : 0) < 0)
+		if (high[i] >= 0 && dup3(high[i], i, i >= NAT_FD_REPORT ? O_CLOEXEC : 0) < 0)
 			_exit(SB_EXIT_SANDBOX);
 	/* Every other fd is gone: the code can never reach the caller's. */
 	if (close_range((unsigned)n, ~0U, 0) != 0)
 		for (int fd = n; fd < 65536; fd++)
 			close(fd);
+	if (p->job_cg_fd < 0)
+		close(NAT_FD_JOB_CGROUP); /* (the number stays free) */
 	p->in_fd = 0, p->out_fd = 1, p->err_fd = 2;
 	p->report_fd = NAT_FD_REPORT, p->status_fd = NAT_FD_STATUS, p->ctl_fd = NAT_FD_CTL;
 	if (p->job_cg_fd >= 0)
 		p->job_cg_fd = NAT_FD_JOB_CGROUP;
+	for (unsigned i = 0; i < p->n_job_slot_fds; i++)
+		p->job_slot_fds[i] = NAT_FD_JOB_SLOTS + (int)i;
 }
 
 static void reset_signals(void)

@@ -24,6 +24,9 @@ struct nat_priv {
 	int ctl_fd;    /* our end of the control socket: 'K' = kill */
 	int status_fd; /* init's exit record arrives here */
 	int job_cg_fd; /* the jobs' cgroup.procs, for the command (see cgroup.c JOB_CGROUP) */
+	int job_slot_fds[NAT_JOB_SLOTS_MAX]; /* a session's job cgroups (job_slots.c) */
+	unsigned n_job_slot_fds;
+	char slots_env[64];
 	const char *env[48]; /* sb_sandbox_env() and, with a job cgroup, its fd's name */
 	bool reaped;
 	int outer_status;
@@ -36,11 +39,19 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
+static void close_slots(struct nat_priv *np)
+{
+	for (unsigned i = 0; i < np->n_job_slot_fds; i++)
+		close_fd(&np->job_slot_fds[i]);
+	np->n_job_slot_fds = 0;
+}
+
 static void free_priv(struct nat_priv *np)
 {
 	close_fd(&np->ctl_fd);
 	close_fd(&np->status_fd);
 	close_fd(&np->job_cg_fd);
+	close_slots(np);
 	nat_cgroup_remove(&np->plan.cg);
 	free(np);
 }
@@ -116,12 +127,12 @@ static int make_pipes(int fds[5][2], int ctl[2], struct sb_error *err)
  * dirs of a Sage outside /usr: nat_add_path), and with a job cgroup the
  * fd the command moves each job into (opened here, as the caller: the
  * kernel checks the move against the opener's rights). */
-static int set_env(const struct nat_self *ns, struct nat_priv *np, struct sb_error *err)
+static int set_env(const struct nat_self *ns, struct nat_priv *np, unsigned req_slots, struct sb_error *err)
 {
 	struct nat_plan *p = &np->plan;
 	const char *const *base = sb_sandbox_env();
 	size_t n = 0;
-	while (base[n] && n + 2 < sizeof np->env / sizeof np->env[0]) {
+	while (base[n] && n + 3 < sizeof np->env / sizeof np->env[0]) {
 		np->env[n] = ns->path_env[0] && !strncmp(base[n], "PATH=", 5) ? ns->path_env : base[n];
 		n++;
 	}
@@ -130,6 +141,13 @@ static int set_env(const struct nat_self *ns, struct nat_priv *np, struct sb_err
 		if (np->job_cg_fd < 0)
 			return sb_fail_errno(err, "cannot open %s/cgroup.procs", p->cg.job);
 		np->env[n++] = NAT_JOB_CGROUP_ENV;
+	}
+	/* Best effort: without them the controller tracks jobs by process tree. */
+	unsigned slots = req_slots < NAT_JOB_SLOTS_MAX ? req_slots : NAT_JOB_SLOTS_MAX - 1;
+	if (slots && nat_job_slots_open(&p->cg, slots, np->job_slot_fds) == 0) {
+		np->n_job_slot_fds = slots + 1;
+		snprintf(np->slots_env, sizeof np->slots_env, NAT_JOB_SLOTS_ENV "%d,%u", NAT_CMD_FD_JOB_SLOTS, slots);
+		np->env[n++] = np->slots_env;
 	}
 	np->env[n] = NULL;
 	p->envp = np->env;
@@ -201,7 +219,7 @@ static int native_spawn(void *self, const struct sb_sandbox_req *req, struct sb_
 		memcpy(p->cg.note, cgerr.msg, n);
 		p->cg.note[n] = '\0';
 	}
-	if (set_env(ns, np, err) != 0)
+	if (set_env(ns, np, req->job_slots, err) != 0)
 		goto fail;
 	p->rlimit_mem = !p->cg.mem_limited;
 	p->rlimit_pids = !p->cg.pids_limited;
@@ -217,6 +235,8 @@ static int native_spawn(void *self, const struct sb_sandbox_req *req, struct sb_
 	p->status_fd = fds[STATUS][1];
 	p->ctl_fd = ctl[1];
 	p->job_cg_fd = np->job_cg_fd;
+	memcpy(p->job_slot_fds, np->job_slot_fds, sizeof p->job_slot_fds);
+	p->n_job_slot_fds = np->n_job_slot_fds;
 
 	/* Signals blocked across fork: no handler of the caller may run in
 	 * the child before it resets them. */
@@ -235,6 +255,7 @@ static int native_spawn(void *self, const struct sb_sandbox_req *req, struct sb_
 	close_fd(&fds[STATUS][1]);
 	close_fd(&ctl[1]);
 	close_fd(&np->job_cg_fd); /* only the sandbox holds it now */
+	close_slots(np);
 	if (pid < 0) {
 		errno = fork_errno;
 		sb_fail_errno(err, "fork");
@@ -327,6 +348,12 @@ static int native_wait(struct sb_sandbox *sb, struct sb_exit *ex, struct sb_erro
 	return 0;
 }
 
+static long native_oom_kills(const struct sb_sandbox *sb)
+{
+	const struct nat_priv *np = sb->priv;
+	return np ? nat_cgroup_oom_kills(&np->plan.cg) : -1;
+}
+
 const struct sb_backend_ops sb_native_ops = {
 	.open = native_open,
 	.close = native_close,
@@ -334,6 +361,7 @@ const struct sb_backend_ops sb_native_ops = {
 	.spawn = native_spawn,
 	.kill = native_kill,
 	.wait = native_wait,
+	.oom_kills = native_oom_kills,
 	.bind_install = nat_bind_install,
 	.add_path = nat_add_path,
 };

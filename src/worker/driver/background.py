@@ -19,6 +19,7 @@ class Job:
         self.status = None
         self.ended_at = None
         self.killed = False
+        self.slot = None            # its cgroup (jobcg.py), where there are any
 
 
 def start(c, rid, hdr):
@@ -36,8 +37,15 @@ def start(c, rid, hdr):
         # Read ends first, non-blocking: the job's open for writing
         # then never blocks.
         fds[os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)] = name
-    c.jobs[rid] = Job(rid, out_p, err_p, fds)
+    j = c.jobs[rid] = Job(rid, out_p, err_p, fds)
     c.interp_used = True
+    if c.cgroups is not None:
+        # The interpreter forks the job inside the job's cgroup: nothing
+        # the job forks can be born outside it (jobcg.py)
+        j.slot = c.cgroups.take(rid, c.jobs)
+        if j.slot is not None and not c.cgroups.enter(j.slot, c.interp.pid):
+            c.cgroups.owner.pop(j.slot, None)
+            j.slot = None
     if c.lang == "shell":
         path = os.path.join(c.private, "job-%d.sh" % rid)
         with open(path, "wb") as f:
@@ -47,10 +55,20 @@ def start(c, rid, hdr):
         c.interp.send({"op": "job", "id": rid, "lang": hdr.get("lang"), "out": out_p, "err": err_p}, code)
 
 
+def cgroup_members(c, j):
+    """Every process in j's cgroup (jobcg.py), but the interpreter (which
+    is there for a moment while it forks the job)."""
+    if j.slot is None:
+        return set()
+    return c.cgroups.members(j.slot) - ({c.interp.pid} if c.interp is not None else set())
+
+
 def kill(c, j):
-    """SIGKILL a job: its process, its process group and its session (a
-    shell job is a group in the shell's session; a Python job a session
-    of its own). A job whose start was not reported (yet) is found by
+    """SIGKILL a job: every process of its cgroup where it has one (none
+    can leave it: a shell job's setsid'ed double-forked grandchild
+    outlived job_cancel, issue 24), its process, its process group and
+    its session (a shell job is a group in the shell's session; a Python
+    job a session of its own). A job whose start was not reported (yet) is found by
     its output fifos: what holds them open, with their groups; should
     its report still come, it is killed then (Controller.on_status_line)."""
     j.killed = True
@@ -64,7 +82,7 @@ def kill(c, j):
         # tree(): what a Python job detached (setsid, double fork)
         # stays below its root, a subreaper (issue 24: job_cancel left
         # a setsid grandchild running)
-        found = set()
+        found = cgroup_members(c, j)
         for p, group in roots.items():
             found |= {p} | procs.in_session(p) | procs.tree({p})
             if group is not None and group not in spared:

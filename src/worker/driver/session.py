@@ -38,7 +38,7 @@ import signal
 import sys
 import time
 
-from . import background, cell, confine, figures, files, magics, procs, written
+from . import background, cell, confine, figures, files, jobcg, magics, procs, written
 from .channel import Channel, Malformed
 from .interp import PyInterp, ShellInterp
 
@@ -57,6 +57,8 @@ class Controller:
         self.lang, self.shell, self.limits = lang, shell, limits
         self.ch = Channel(self._high(0), self._high(1))
         self.diag = self._high(2)
+        # One cgroup per background job, where the sandbox gives them (jobcg.py)
+        self.cgroups = jobcg.JobCgroups.from_env()
         self.null = os.open("/dev/null", os.O_RDWR | os.O_CLOEXEC)
         os.dup2(self.null, 0)
         os.dup2(self.null, 1)
@@ -140,6 +142,8 @@ class Controller:
         else:
             glb = None if self.pristine is None else dict(self.pristine)
             self.interp = PyInterp(self.lang, glb, self.workspace, self.limits)
+        if self.cgroups:
+            self.cgroups.inside = None  # a fork of ours: born in our cgroup
         self.interp.start()
         self.st_buf = b""
 
@@ -205,6 +209,7 @@ class Controller:
             for j in self.jobs.values():
                 if j.status is None and j.pid:
                     keep |= procs.tree({j.pid}) | procs.in_session(j.pid) | {j.waiter or 0}
+                    keep |= background.cgroup_members(self, j)
                     group = procs.group_of(j.pid)
                     if group:
                         keep |= procs.in_group(group)
@@ -348,6 +353,7 @@ class Controller:
             msg = ("sagebox: note: %s; it was restarted, so the session's variables from before are gone "
                    "(files in %s are kept)\n" % (lost, files.WORKSPACE))
             self.send({"type": "out", "id": rid, "stream": "stderr"}, msg.encode())
+        self.leave_job_cgroup()  # a call's processes are no job's
         if self.lang == "shell":
             path = os.path.join(self.private, "cell.sh")
             with open(path, "wb") as f:
@@ -359,6 +365,10 @@ class Controller:
             except BrokenPipeError:
                 pass  # it died: its status says how (on_interp_gone)
 
+    def leave_job_cgroup(self):
+        if self.cgroups and self.interp is not None:
+            self.cgroups.leave(self.interp.pid)
+
     def on_status_line(self, line):
         parts = line.split()
         if len(parts) == 2 and parts[0] == b"done" and parts[1].isdigit() and self.call is not None:
@@ -369,6 +379,7 @@ class Controller:
                 j.pid = int(parts[2])
                 j.waiter = int(parts[3]) if len(parts) == 4 else None
                 self.send({"type": "started", "id": j.id})
+                self.leave_job_cgroup()  # the job is forked: its processes are in its cgroup
                 if j.killed:
                     background.kill(self, j)  # cancelled before its start was reported
         elif len(parts) == 4 and parts[0] == b"ended" and all(p.isdigit() for p in parts[1:]):
