@@ -1,3 +1,6 @@
+/* The proxy's loop (issue 26): listening sockets per sandbox, the control
+ * socket, relaying bytes both ways, the caps and the idle sweep, the audit
+ * line. Where a request may go is proxy_decide.c. */
 #include "net/proxy.h"
 
 #include <errno.h>
@@ -20,60 +23,7 @@
 
 #include "net/dest.h"
 #include "net/request.h"
-
-#define BUF 16384
-
-enum kind { K_LISTENER, K_CLIENT, K_UPSTREAM, K_CONTROL, K_RESOLVED };
-enum state { S_HEAD, S_RESOLVING, S_CONNECTING, S_RELAY, S_DONE };
-
-struct handle {
-	enum kind kind;
-	void *p;
-};
-
-struct listener {
-	struct handle h;
-	int fd;
-	unsigned id;
-	char who[128];
-	unsigned conns;
-	uint64_t up, down; /* bytes over the sandbox's life */
-	bool gone;         /* "del": closed, freed when its last connection ends */
-	struct listener *next;
-};
-
-struct pipe_buf {
-	char data[BUF];
-	size_t off, len;
-};
-
-struct conn {
-	struct handle hc, hu;
-	struct listener *l;
-	int cfd, ufd;
-	enum state st;
-	char head[SB_PROXY_HEAD_MAX];
-	size_t head_n;
-	struct sb_proxy_req req;
-	bool have_req;
-	struct addrinfo *ai, *next_ai;
-	int gai_rc;
-	char refused[320];        /* the reason, for the audit line */
-	char connect_err[160];
-	struct pipe_buf c2u, u2c;
-	bool c_eof, u_eof, close_after_flush, allowed;
-	uint64_t up, down;
-	time_t started, last;
-	struct conn *next;
-};
-
-struct proxy {
-	const struct sb_netlist *list;
-	int ep, audit_fd, resolved[2];
-	struct listener *listeners;
-	struct conn *conns;
-	struct handle resolved_h, control_h;
-};
+#include "net/proxy_conn.h"
 
 static time_t now_s(void)
 {
@@ -105,7 +55,7 @@ static void audit(struct proxy *px, struct conn *c)
 
 /* Interest of one end, from the buffers: read while there is room and no
  * EOF, write while there is something to send. */
-static void arm(struct proxy *px, struct conn *c)
+void px_arm(struct proxy *px, struct conn *c)
 {
 	struct epoll_event ev;
 	if (c->cfd >= 0) {
@@ -144,7 +94,7 @@ static void listener_free(struct proxy *px, struct listener *l)
 	free(l);
 }
 
-static void conn_close(struct proxy *px, struct conn *c)
+void px_conn_close(struct proxy *px, struct conn *c)
 {
 	if (c->st == S_RESOLVING) { /* the lookup thread still holds it: finish when it reports */
 		c->st = S_DONE;
@@ -168,224 +118,6 @@ static void conn_close(struct proxy *px, struct conn *c)
 	free(c);
 	if (--l->conns == 0 && l->gone)
 		listener_free(px, l);
-}
-
-/* Answer the client and close once it is sent: 403 for a refusal, 400 for
- * a request that is not one, 502 when the host cannot be reached. The body
- * is one line, for the model that reads the error. */
-__attribute__((format(printf, 4, 5))) static void answer(struct proxy *px, struct conn *c, int code,
-							  const char *fmt, ...)
-{
-	const char *phrase = code == 403 ? "Forbidden" : code == 400 ? "Bad Request" : code == 504 ? "Gateway Timeout"
-							      : "Bad Gateway";
-	char body[512];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(body, sizeof body, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof body - 1)
-		n = (int)strlen(body);
-	body[n++] = '\n';
-	body[n] = '\0';
-	if (code == 403 || code == 400)
-		snprintf(c->refused, sizeof c->refused, "%.*s", n - 1, body);
-	int h = snprintf(c->u2c.data, BUF,
-			 "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\n"
-			 "Connection: close\r\nX-Sagebox-Refused: network\r\n\r\n%s",
-			 code, phrase, n, body);
-	c->u2c.off = 0;
-	c->u2c.len = h > 0 && h < BUF ? (size_t)h : 0;
-	c->close_after_flush = true;
-	if (c->ufd >= 0) {
-		close(c->ufd);
-		c->ufd = -1;
-	}
-	c->st = S_RELAY;
-	c->u_eof = true;
-	arm(px, c);
-}
-
-/* A lookup thread: resolve, then hand the connection back to the loop
- * through a pipe (a pointer is written whole: PIPE_BUF). */
-struct lookup_job {
-	struct conn *c;
-	int done_fd;
-};
-
-static void *lookup(void *arg)
-{
-	struct lookup_job *j = arg;
-	struct conn *c = j->c;
-	struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV};
-	char port[8];
-	snprintf(port, sizeof port, "%u", c->req.port);
-	c->gai_rc = getaddrinfo(c->req.host, port, &hints, &c->ai);
-	if (write(j->done_fd, &c, sizeof c) != sizeof c)
-		abort(); /* the loop would wait for ever: better the proxy ends, and its sockets with it */
-	free(j);
-	return NULL;
-}
-
-static void start_lookup(struct proxy *px, struct conn *c)
-{
-	pthread_t t;
-	pthread_attr_t a;
-	struct lookup_job *j = malloc(sizeof *j);
-	c->st = S_RESOLVING;
-	arm(px, c);
-	if (j) {
-		*j = (struct lookup_job){c, px->resolved[1]};
-		pthread_attr_init(&a);
-		pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-		pthread_attr_setstacksize(&a, 256 * 1024);
-		int rc = pthread_create(&t, &a, lookup, j);
-		pthread_attr_destroy(&a);
-		if (!rc)
-			return;
-		free(j);
-	}
-	c->st = S_HEAD;
-	answer(px, c, 502, "sagebox: cannot look up %s%s: the proxy is out of resources", c->req.host, "");
-}
-
-/* Try the next allowed address; 502 when none is left. */
-static void connect_next(struct proxy *px, struct conn *c)
-{
-	for (; c->next_ai; c->next_ai = c->next_ai->ai_next) {
-		struct addrinfo *a = c->next_ai;
-		if (a->ai_family != AF_INET && a->ai_family != AF_INET6)
-			continue;
-		if (c->ufd >= 0) {
-			epoll_ctl(px->ep, EPOLL_CTL_DEL, c->ufd, NULL);
-			close(c->ufd);
-		}
-		c->ufd = socket(a->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-		if (c->ufd < 0)
-			continue;
-		if (connect(c->ufd, a->ai_addr, a->ai_addrlen) && errno != EINPROGRESS) {
-			snprintf(c->connect_err, sizeof c->connect_err, "connect: %s", strerror(errno));
-			close(c->ufd);
-			c->ufd = -1;
-			continue;
-		}
-		struct epoll_event ev = {.events = EPOLLOUT, .data.ptr = &c->hu};
-		epoll_ctl(px->ep, EPOLL_CTL_ADD, c->ufd, &ev);
-		c->st = S_CONNECTING;
-		c->next_ai = a->ai_next;
-		arm(px, c);
-		return;
-	}
-	if (!c->connect_err[0])
-		snprintf(c->connect_err, sizeof c->connect_err, "no address to connect to");
-	answer(px, c, 502, "sagebox: cannot connect to %s (%s)", c->req.host, c->connect_err);
-}
-
-/* The lookup is back: keep only the addresses the list lets us reach. */
-static void resolved(struct proxy *px, struct conn *c)
-{
-	if (c->st == S_DONE) { /* closed meanwhile */
-		c->st = S_HEAD;
-		conn_close(px, c);
-		return;
-	}
-	c->st = S_HEAD;
-	if (c->gai_rc) {
-		snprintf(c->connect_err, sizeof c->connect_err, "lookup: %s", gai_strerror(c->gai_rc));
-		answer(px, c, 502, "sagebox: cannot resolve %s (%s)", c->req.host, gai_strerror(c->gai_rc));
-		return;
-	}
-	struct addrinfo **p = &c->ai, *kept = NULL, **tail = &kept;
-	char first_bad[INET6_ADDRSTRLEN] = "";
-	const char *first_why = NULL;
-	while (*p) {
-		struct addrinfo *a = *p;
-		*p = a->ai_next;
-		a->ai_next = NULL;
-		const char *cls = sb_net_addr_class(a->ai_addr);
-		char text[INET6_ADDRSTRLEN];
-		sb_net_addr_text(a->ai_addr, text, sizeof text);
-		/* DNS rebinding and SSRF: a listed name that resolves into this
-		 * machine, the LAN or the metadata service is refused, unless the
-		 * user listed that address too. We connect to exactly the address
-		 * checked here: no second lookup to rebind. */
-		if (cls && !sb_netlist_allows(px->list, text, c->req.port)) {
-			if (!first_why) {
-				first_why = cls;
-				snprintf(first_bad, sizeof first_bad, "%s", text);
-			}
-			freeaddrinfo(a);
-			continue;
-		}
-		*tail = a;
-		tail = &a->ai_next;
-	}
-	c->ai = kept;
-	if (!kept) {
-		char what[INET6_ADDRSTRLEN + 128];
-		snprintf(what, sizeof what, "%s, %s", first_bad, first_why ? first_why : "no address");
-		answer(px, c, 403,
-		       "sagebox: %s resolves to %s, reached only when that address is in the network allow-list "
-		       "too (setting: network)",
-		       c->req.host, what);
-		return;
-	}
-	c->allowed = true;
-	c->next_ai = kept;
-	connect_next(px, c);
-}
-
-/* The head is complete: check it against the list. */
-static void decide(struct proxy *px, struct conn *c)
-{
-	const char *why;
-	int rc = sb_proxy_req_parse(c->head, c->head_n, &c->req, &why);
-	if (rc == 1)
-		return;
-	if (rc < 0) {
-		answer(px, c, 400, "sagebox: bad proxy request: %s%s", why, "");
-		return;
-	}
-	c->have_req = true;
-	if (!sb_netlist_allows(px->list, c->req.host, c->req.port)) {
-		char hp[SB_NET_HOST_MAX + 16];
-		bool v6 = c->req.host_is_ip && strchr(c->req.host, ':');
-		snprintf(hp, sizeof hp, "%s%s%s:%u", v6 ? "[" : "", c->req.host, v6 ? "]" : "", c->req.port);
-		answer(px, c, 403, "sagebox: %s is not in the network allow-list (setting: network)%s", hp, "");
-		return;
-	}
-	/* What followed the head belongs to the tunnel or the request's body. */
-	size_t rest = c->head_n - c->req.head_len;
-	if (c->req.connect) {
-		memcpy(c->c2u.data, c->head + c->req.head_len, rest);
-		c->c2u.len = rest;
-	} else {
-		if (c->req.upstream_len + rest > BUF) {
-			answer(px, c, 400, "sagebox: bad proxy request: %s%s", "the request head is too long", "");
-			return;
-		}
-		memcpy(c->c2u.data, c->req.upstream, c->req.upstream_len);
-		memcpy(c->c2u.data + c->req.upstream_len, c->head + c->req.head_len, rest);
-		c->c2u.len = c->req.upstream_len + rest;
-	}
-	start_lookup(px, c);
-}
-
-static void connected(struct proxy *px, struct conn *c)
-{
-	int err = 0;
-	socklen_t n = sizeof err;
-	if (getsockopt(c->ufd, SOL_SOCKET, SO_ERROR, &err, &n) || err) {
-		snprintf(c->connect_err, sizeof c->connect_err, "connect: %s", strerror(err ? err : errno));
-		connect_next(px, c);
-		return;
-	}
-	c->st = S_RELAY;
-	if (c->req.connect) {
-		static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
-		memcpy(c->u2c.data, ok, sizeof ok - 1);
-		c->u2c.len = sizeof ok - 1;
-	}
-	arm(px, c);
 }
 
 /* Move bytes from fd into b; 0 ok, -1 closed or failed (eof set). */
@@ -435,22 +167,22 @@ static void on_client(struct proxy *px, struct conn *c, uint32_t ev)
 		if (r <= 0) {
 			if (r < 0 && (errno == EAGAIN || errno == EINTR))
 				return;
-			conn_close(px, c);
+			px_conn_close(px, c);
 			return;
 		}
 		c->head_n += (size_t)r;
 		c->up += (uint64_t)r;
 		c->l->up += (uint64_t)r;
-		decide(px, c);
+		px_decide(px, c);
 		return;
 	}
 	if ((ev & EPOLLOUT) && drain(c->cfd, &c->u2c)) {
-		conn_close(px, c);
+		px_conn_close(px, c);
 		return;
 	}
 	if ((ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) && !c->c_eof && !c->close_after_flush) {
 		if (fill(c->cfd, &c->c2u, &c->c_eof, &c->up, &c->l->up)) {
-			conn_close(px, c);
+			px_conn_close(px, c);
 			return;
 		}
 	}
@@ -460,16 +192,16 @@ static void on_upstream(struct proxy *px, struct conn *c, uint32_t ev)
 {
 	c->last = now_s();
 	if (c->st == S_CONNECTING) {
-		connected(px, c);
+		px_connected(px, c);
 		return;
 	}
 	if ((ev & EPOLLOUT) && drain(c->ufd, &c->c2u)) {
-		conn_close(px, c);
+		px_conn_close(px, c);
 		return;
 	}
 	if ((ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) && !c->u_eof)
 		if (fill(c->ufd, &c->u2c, &c->u_eof, &c->down, &c->l->down) && !c->u2c.len) {
-			conn_close(px, c);
+			px_conn_close(px, c);
 			return;
 		}
 }
@@ -478,19 +210,19 @@ static void on_upstream(struct proxy *px, struct conn *c, uint32_t ev)
 static void settle(struct proxy *px, struct conn *c)
 {
 	if (c->st != S_RELAY) {
-		arm(px, c);
+		px_arm(px, c);
 		return;
 	}
 	if (c->l->up > SB_PROXY_BYTES_MAX || c->l->down > SB_PROXY_BYTES_MAX) {
 		snprintf(c->connect_err, sizeof c->connect_err, "the sandbox's network byte cap was reached");
-		conn_close(px, c);
+		px_conn_close(px, c);
 		return;
 	}
 	if (c->close_after_flush) {
 		if (!c->u2c.len)
-			conn_close(px, c);
+			px_conn_close(px, c);
 		else
-			arm(px, c);
+			px_arm(px, c);
 		return;
 	}
 	if (c->c_eof && !c->c2u.len && c->ufd >= 0)
@@ -498,10 +230,10 @@ static void settle(struct proxy *px, struct conn *c)
 	if (c->u_eof && !c->u2c.len)
 		shutdown(c->cfd, SHUT_WR);
 	if (c->c_eof && c->u_eof && !c->c2u.len && !c->u2c.len) {
-		conn_close(px, c);
+		px_conn_close(px, c);
 		return;
 	}
-	arm(px, c);
+	px_arm(px, c);
 }
 
 static void accept_one(struct proxy *px, struct listener *l)
@@ -572,7 +304,7 @@ static void listener_del(struct proxy *px, unsigned id)
 			n = c->next;
 			if (c->l == l && c->st != S_RESOLVING) {
 				snprintf(c->connect_err, sizeof c->connect_err, "the sandbox ended");
-				conn_close(px, c); /* may free l with its last connection */
+				px_conn_close(px, c); /* may free l with its last connection */
 				left--;
 			}
 		}
@@ -621,12 +353,12 @@ static void sweep(struct proxy *px)
 		if (c->st == S_RESOLVING)
 			continue;
 		if (c->st == S_HEAD && t - c->started > SB_PROXY_HEAD_S) {
-			answer(px, c, 400, "sagebox: bad proxy request: %s%s", "no complete request head in time", "");
+			px_answer(px, c, 400, "sagebox: bad proxy request: %s%s", "no complete request head in time", "");
 			continue;
 		}
 		if (t - c->last > SB_PROXY_IDLE_S) {
 			snprintf(c->connect_err, sizeof c->connect_err, "idle for %d s", SB_PROXY_IDLE_S);
-			conn_close(px, c);
+			px_conn_close(px, c);
 		}
 	}
 }
@@ -682,7 +414,7 @@ int sb_proxy_run(const struct sb_netlist *list, int audit_fd, int control_fd, in
 			} else if (h->kind == K_RESOLVED) {
 				struct conn *c;
 				if (read(px.resolved[0], &c, sizeof c) == sizeof c)
-					resolved(&px, c);
+					px_resolved(&px, c);
 			} else if (h->kind == K_CONTROL && on_control(&px, control_fd)) {
 				return 0; /* sagebox is gone: so are we, and our sockets with us */
 			}

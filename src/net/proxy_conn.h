@@ -1,0 +1,88 @@
+/* The proxy's connections, shared by its two halves (internal to src/net):
+ * proxy.c runs the loop (sockets, relaying, caps, control); proxy_decide.c
+ * decides where a request may go (parse, allow-list, lookup, the checked
+ * address, the refusals). */
+#ifndef SAGEBOX_NET_PROXY_CONN_H
+#define SAGEBOX_NET_PROXY_CONN_H
+
+#include <netdb.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "net/allowlist.h"
+#include "net/request.h"
+
+#define BUF 16384
+
+enum kind { K_LISTENER, K_CLIENT, K_UPSTREAM, K_CONTROL, K_RESOLVED };
+enum state { S_HEAD, S_RESOLVING, S_CONNECTING, S_RELAY, S_DONE };
+
+struct handle {
+	enum kind kind;
+	void *p;
+};
+
+struct listener {
+	struct handle h;
+	int fd;
+	unsigned id;
+	char who[128];
+	unsigned conns;
+	uint64_t up, down; /* bytes over the sandbox's life */
+	bool gone;         /* "del": closed, freed when its last connection ends */
+	struct listener *next;
+};
+
+struct pipe_buf {
+	char data[BUF];
+	size_t off, len;
+};
+
+struct conn {
+	struct handle hc, hu;
+	struct listener *l;
+	int cfd, ufd;
+	enum state st;
+	char head[SB_PROXY_HEAD_MAX];
+	size_t head_n;
+	struct sb_proxy_req req;
+	bool have_req;
+	struct addrinfo *ai, *next_ai;
+	int gai_rc;
+	char refused[320];        /* the reason, for the audit line */
+	char connect_err[160];
+	struct pipe_buf c2u, u2c;
+	bool c_eof, u_eof, close_after_flush, allowed;
+	uint64_t up, down;
+	time_t started, last;
+	struct conn *next;
+};
+
+struct proxy {
+	const struct sb_netlist *list;
+	int ep, audit_fd, resolved[2];
+	struct listener *listeners;
+	struct conn *conns;
+	struct handle resolved_h, control_h;
+};
+
+/* proxy.c */
+/* Epoll interest of both ends, from the buffers and the state. */
+void px_arm(struct proxy *px, struct conn *c);
+/* Close and free c (after its audit line); a lookup still running finishes first. */
+void px_conn_close(struct proxy *px, struct conn *c);
+
+/* proxy_decide.c */
+/* Answer the client (403 refusal, 400 not a request, 502 unreachable; a
+ * one-line body for the model) and close once it is sent. */
+__attribute__((format(printf, 4, 5))) void px_answer(struct proxy *px, struct conn *c, int code, const char *fmt,
+						     ...);
+/* The head is complete: check it against the list and start the lookup. */
+void px_decide(struct proxy *px, struct conn *c);
+/* The lookup is back: keep the addresses the list lets us reach, connect. */
+void px_resolved(struct proxy *px, struct conn *c);
+/* The upstream connect finished: relay, or try the next address. */
+void px_connected(struct proxy *px, struct conn *c);
+
+#endif
