@@ -72,6 +72,7 @@ json_t *sb_result_to_json(const struct sb_result *r)
 	json_object_set_new(o, "timed_out", json_boolean(r->timed_out));
 	json_object_set_new(o, "output_limit_exceeded", json_boolean(r->output_limit_exceeded));
 	json_object_set_new(o, "cancelled", json_boolean(r->cancelled));
+	json_object_set_new(o, "out_of_memory", json_boolean(r->out_of_memory));
 	json_object_set_new(o, "stdout", stream_string(&r->out));
 	json_object_set_new(o, "stderr", stream_string(&r->err));
 	json_object_set_new(o, "truncated",

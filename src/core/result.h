@@ -29,6 +29,9 @@ struct sb_result {
 	bool timed_out;
 	bool output_limit_exceeded;
 	bool cancelled;
+	/* The sandbox died at its memory limit (the kernel's oom_kill
+	 * count): the code's doing, said so, though internal_error is set. */
+	bool out_of_memory;
 	struct sb_stream out, err;
 	uint64_t duration_ms;
 	size_t max_bytes_per_stream;

@@ -129,8 +129,11 @@ static void sf_ready(struct sb_feeder *f, struct sb_sup *s, const struct pollfd 
 		sess_frame_free(fr);
 	}
 	char why[400];
-	if (!x->done && !x->broken && sess_dead(x->s, why, sizeof why))
+	if (!x->done && !x->broken && sess_dead(x->s, why, sizeof why)) {
 		sb_sup_broken(s, "session %s ended: %s", x->s->id, why);
+		/* (the pump set it before it ended the session, under its lock) */
+		s->out_of_memory = x->s->w->out_of_memory;
+	}
 }
 
 static void send_stop(struct sess_feeder *x, const char *type)

@@ -278,6 +278,7 @@ void sb_sup_verdict(const struct sb_sup *s, struct sb_result *res)
 	res->timed_out |= s->timed_out;
 	res->output_limit_exceeded |= s->flooded;
 	res->cancelled |= s->cancelled;
+	res->out_of_memory |= s->out_of_memory && s->broken[0];
 	/* The host's own deadline, cancel or flood kill is a verdict; any
 	 * other failure is the sandbox failing, said as such. */
 	if (s->broken[0] && !s->timed_out && !s->cancelled && !s->flooded && !res->internal_error)

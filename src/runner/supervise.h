@@ -164,6 +164,7 @@ struct sb_sup {
 	bool timed_out, flooded, cancelled;
 	bool killed;      /* hard: for a session, its state is lost */
 	char broken[700]; /* non-empty: the feeder or the loop failed */
+	bool out_of_memory; /* broken because the sandbox ran out of memory (set by the feeder) */
 	/* published for sb_sup_status */
 	_Atomic uint64_t total[SB_STREAMS];
 	_Atomic unsigned flags;

@@ -213,6 +213,7 @@ void sb_worker_died_how(struct sb_worker *w, char *out, size_t n)
 	 * say it): the kernel's own count tells. Read now, before the wait
 	 * removes the cgroup. */
 	long oom = w->spawned ? sb_backend_oom_kills(&w->sb) : -1;
+	w->out_of_memory |= oom > 0;
 	if (oom > 0)
 		snprintf(out, n,
 			 "it ran out of memory: the kernel killed %ld of its processes at its memory limit of %llu MiB "

@@ -47,6 +47,9 @@ struct sb_worker {
 	struct sb_limits sb_limits;   /* its sandbox's */
 	struct sb_sandbox sb;
 	bool spawned;
+	/* sb_worker_died_how found the kernel's oom_kill count > 0: the
+	 * result says it ran out of memory, not that the sandbox failed. */
+	bool out_of_memory;
 	int pidfd;
 	struct sb_wp_reader rd;
 	struct sb_buf diag;           /* the worker's stderr (last bytes) */

@@ -128,6 +128,7 @@ static void ff_ready(struct sb_feeder *f, struct sb_sup *s, const struct pollfd 
 		x->retry = !x->wj.started && !w->fresh;
 		char how[600];
 		sb_worker_died_how(w, how, sizeof how);
+		s->out_of_memory = w->out_of_memory;
 		sb_sup_broken(s, "%s died during the job (%s)%s", who(w), how,
 			      w->fresh ? "" : "; it is replaced for the next job");
 	}

@@ -37,7 +37,13 @@ static void truncation(FILE *f, const char *name, const struct sb_stream *s, con
 
 static void advice(FILE *f, const struct sb_result *r, const struct sb_tool *t, const struct sb_config *cfg)
 {
-	if (r->internal_error) {
+	if (r->out_of_memory) {
+		/* The sandbox died at its memory limit: the code's doing, not
+		 * the sandbox failing (issue 24). */
+		fprintf(f, "The code ran out of memory: it needed more than the memory limit (%s). Make the "
+			   "computation smaller or use less memory; files in /tmp and /dev/shm count against the "
+			   "limit, so delete the ones you do not need.\n", cfg->limits.memory);
+	} else if (r->internal_error) {
 		fprintf(f,
 			"The sandbox could not run the code; this is not a problem with your code.%s%s\n"
 			"Call sandbox_status to see what is missing, and tell the user.\n",

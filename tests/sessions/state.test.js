@@ -222,6 +222,10 @@ describe('limits on sessions', () => {
       assert.equal(r.isError, true, text);
       assert.doesNotMatch(text, /without a word/);
       assert.match(text, /ran out of memory: the kernel killed \d+ of its processes at its memory limit of \d+ MiB \(files in \/tmp and \/dev\/shm count against it\)/);
+      // The advice is the memory advice, not "the sandbox failed"
+      assert.doesNotMatch(text, /not a problem with your code/);
+      assert.match(text, /The code ran out of memory: it needed more than the memory limit \(256m\)\. Make the computation smaller.*files in \/tmp and \/dev\/shm count against the limit/);
+      assert.equal(r.structuredContent.out_of_memory, true, JSON.stringify(r.structuredContent));
       await fails(c, 'run_shell', { session_id: sid, code: 'true' }, /ran out of memory/);
     } finally {
       await closeClient(c);
