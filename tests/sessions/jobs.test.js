@@ -200,7 +200,7 @@ describe('background jobs', () => {
   // ignores TERM/HUP/INT and keeps writing to /work. A shell job's survived
   // job_cancel (its root is a bash subshell, which cannot be a subreaper)
   // and ran until session_close. Now a job's cgroup holds all its
-  // processes where there is one (native), else its process tree.
+  // processes where there is one (native), else its subreaper's tree.
   const DAEMON = (marker, beat) => `while :; do date +%s%N > ${beat}; sleep 0.1; done`;
   const ATTACK = {
     shell: (marker, beat) => `setsid bash -c 'trap "" TERM HUP INT; ( ${DAEMON(marker, beat)} ) & exit' ${marker} </dev/null >/dev/null 2>&1 &\n`
@@ -212,29 +212,51 @@ describe('background jobs', () => {
       + '    os._exit(0)\n'
       + 'print("started", flush=True)\ntime.sleep(300)',
   };
-  for (const lang of ['shell', 'python']) {
-    for (const inSession of [true, false]) {
-      test(`job_cancel kills a ${lang} job's setsid'ed double-forked grandchild ignoring TERM/HUP/INT (${inSession ? 'in a session' : 'stateless'})`, { timeout: LONG }, async () => {
-        const marker = uniqueMarker(`detached-${lang}`);
-        const beat = `/work/beat-${lang}`;
-        const sid = inSession ? await open(c, lang) : undefined;
-        const { s } = await ok(c, 'job_start', { lang, code: ATTACK[lang](marker, beat), ...(sid ? { session_id: sid } : {}) });
-        await waitState(c, s.job_id, (st) => st.output_bytes > 0);
-        await waitFor(() => processesWith(marker).length > 0, 10000, 20);
-        assert.ok(processesWith(marker).length > 0, 'the detached grandchild runs');
-        await ok(c, 'job_cancel', { job_id: s.job_id });
-        assert.equal((await waitState(c, s.job_id)).state, 'cancelled');
-        assert.deepEqual(await waitGone(marker, 5000), [], 'no process of the job is left');
-        if (sid) {
-          // and it no longer writes to the session's /work
-          const first = (await ok(c, 'file_read', { session_id: sid, path: `beat-${lang}` })).text;
-          await sleep(600);
-          assert.equal((await ok(c, 'file_read', { session_id: sid, path: `beat-${lang}` })).text, first);
-          assert.equal((await out(c, sid, lang, lang === 'shell' ? 'echo alive' : 'print("alive")')), 'alive\n');
-          await ok(c, 'session_close', { session_id: sid });
+  // A job's cgroup where there is one; where not (Podman, Docker, the host
+  // backend, no delegated cgroup, or every slot of the session held: each
+  // filler below leaves a process in its job's cgroup, which keeps it), a
+  // shell job's waiter is its subreaper and a Python job its own.
+  const VARIANTS = [['shell', true, false], ['shell', true, true], ['shell', false, false],
+    ['python', true, false], ['python', true, true], ['python', false, false]];
+  for (const [lang, inSession, noSlot] of VARIANTS) {
+    const where = inSession ? `in a session${noSlot ? ' whose job cgroups are all held' : ''}` : 'stateless';
+    test(`job_cancel kills a ${lang} job's setsid'ed double-forked grandchild ignoring TERM/HUP/INT (${where})`, { timeout: LONG }, async () => {
+      const marker = uniqueMarker(`detached-${lang}`);
+      const beat = `/work/beat-${lang}`;
+      const sid = inSession ? await open(c, lang) : undefined;
+      if (noSlot) {
+        // max_jobs (3) finished jobs, each leaving a process behind
+        const held = uniqueMarker('held');
+        for (let i = 0; i < 3; i++) {
+          const code = lang === 'shell' ? `bash -c 'sleep 300; :' ${held} </dev/null >/dev/null 2>&1 &`
+            : `import subprocess\nsubprocess.Popen(["bash", "-c", "sleep 300; :", "${held}"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)`;
+          const f = (await ok(c, 'job_start', { lang, code, session_id: sid })).s.job_id;
+          assert.equal((await waitState(c, f)).state, 'done');
         }
-      });
-    }
+        assert.equal(processesWith(held).length, 3);
+      }
+      const { s } = await ok(c, 'job_start', { lang, code: ATTACK[lang](marker, beat), ...(sid ? { session_id: sid } : {}) });
+      await waitState(c, s.job_id, (st) => st.output_bytes > 0);
+      await waitFor(() => processesWith(marker).length > 0, 10000, 20);
+      const daemons = processesWith(marker);
+      assert.ok(daemons.length > 0, 'the detached grandchild runs');
+      if (noSlot) {
+        // (the attack runs where no job cgroup holds it)
+        const cg = readFileSync(`/proc/${daemons[0].pid}/cgroup`, 'latin1');
+        assert.doesNotMatch(cg, /\/job-\d+$/m, cg);
+      }
+      await ok(c, 'job_cancel', { job_id: s.job_id });
+      assert.equal((await waitState(c, s.job_id)).state, 'cancelled');
+      assert.deepEqual(await waitGone(marker, 5000), [], 'no process of the job is left');
+      if (sid) {
+        // and it no longer writes to the session's /work
+        const first = (await ok(c, 'file_read', { session_id: sid, path: `beat-${lang}` })).text;
+        await sleep(600);
+        assert.equal((await ok(c, 'file_read', { session_id: sid, path: `beat-${lang}` })).text, first);
+        assert.equal((await out(c, sid, lang, lang === 'shell' ? 'echo alive' : 'print("alive")')), 'alive\n');
+        await ok(c, 'session_close', { session_id: sid });
+      }
+    });
   }
 
   test('limits: job_timeout caps timeout_seconds, max_jobs caps jobs running at once', { timeout: LONG }, async () => {

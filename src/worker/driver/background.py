@@ -20,6 +20,7 @@ class Job:
         self.ended_at = None
         self.killed = False
         self.slot = None            # its cgroup (jobcg.py), where there are any
+        self.go = None              # a shell job's start fifo (interp.SHELL_INIT)
 
 
 def start(c, rid, hdr):
@@ -38,6 +39,7 @@ def start(c, rid, hdr):
         # then never blocks.
         fds[os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)] = name
     j = c.jobs[rid] = Job(rid, out_p, err_p, fds)
+    j.go = os.path.join(c.private, "job-%d.go" % rid)
     c.interp_used = True
     if c.cgroups is not None:
         # The interpreter forks the job inside the job's cgroup: nothing
@@ -50,7 +52,9 @@ def start(c, rid, hdr):
         path = os.path.join(c.private, "job-%d.sh" % rid)
         with open(path, "wb") as f:
             f.write(code)
-        c.interp.job(rid, path, out_p, err_p)
+        # The job waits on it until its waiter is its subreaper (interp.py)
+        os.mkfifo(j.go, 0o600)
+        c.interp.job(rid, path, out_p, err_p, j.go)
     else:
         c.interp.send({"op": "job", "id": rid, "lang": hdr.get("lang"), "out": out_p, "err": err_p}, code)
 
@@ -83,6 +87,11 @@ def kill(c, j):
         # stays below its root, a subreaper (issue 24: job_cancel left
         # a setsid grandchild running)
         found = cgroup_members(c, j)
+        if j.waiter:
+            # a shell job's waiter is its subreaper (interp.py): what the
+            # job detached is below it. (The waiter itself is spared: it
+            # reports the job's status, and exits once all is gone.)
+            found |= procs.tree({j.waiter}) - {j.waiter}
         for p, group in roots.items():
             found |= {p} | procs.in_session(p) | procs.tree({p})
             if group is not None and group not in spared:
@@ -126,7 +135,7 @@ def check(c, now):
                 os.close(fd)
                 del j.streams[fd]
         if j.status is not None and not j.streams:
-            for p in j.paths:
+            for p in (*j.paths, j.go):
                 try:
                     os.unlink(p)
                 except OSError:

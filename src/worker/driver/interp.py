@@ -33,6 +33,7 @@ SageMathCell do), a hard stop SIGKILL to it and to every process of its
 session. A Landlock scope keeps it (and so every job) from signalling the
 controller where the kernel has scopes."""
 import os
+import shlex
 import signal
 import sys
 
@@ -65,13 +66,48 @@ __sb_run() {
 }
 __sb_job() {
   ( ( builtin trap '' INT; builtin set -m
-      ( builtin trap - INT; builtin unset -f exec; exec >"$3" 2>"$4" </dev/null; builtin source "$2" ) &
+      ( builtin trap - INT; builtin unset -f exec; builtin read -r __sb_go <"$5"; builtin unset __sb_go
+        exec >"$3" 2>"$4" </dev/null; builtin source "$2" ) &
       builtin set +m; __sb_p=$!
       builtin printf 'job %s %d %d\n' "$1" "$__sb_p" "$BASHPID" >&FD
-      builtin wait "$__sb_p"; builtin printf 'ended %s %d %d\n' "$1" "$__sb_p" "$?" >&FD ) & )
+      builtin exec PYTHON -I -S -c 'REAPER' "$1" "$__sb_p" "$5" </dev/null >/dev/null 2>&1 ) & )
 }
 builtin printf 'ready %s\n' "${BASH_VERSION:-none}" >&FD
-'''.replace("FD", str(SHELL_STATUS_FD))
+'''
+# A shell job's waiter, once it has forked the job: it becomes the job's
+# subreaper (bash cannot), then lets the job start (the job waits on the
+# fifo argv[3] until then: nothing it forks can be orphaned before), reports
+# the job's status as bash's $? would, and reaps what the job detached
+# (setsid, a double fork) until none is left. Those stay below it for
+# job_cancel and session_reset to find (background.kill): a shell job's
+# setsid'ed double-forked grandchild outlived job_cancel (issue 24).
+# (No single quote in it: it is quoted so in SHELL_INIT.)
+SHELL_JOB_REAPER = """
+import ctypes, os, sys
+jid, pid = sys.argv[1], int(sys.argv[2])
+try:
+    ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+finally:
+    go = os.open(sys.argv[3], os.O_RDWR)  # (held until the job ends: it may open it late)
+    os.write(go, b"go\\n")
+try:
+    st = os.waitpid(pid, 0)[1]
+    st = 128 + os.WTERMSIG(st) if os.WIFSIGNALED(st) else os.WEXITSTATUS(st)
+    os.write(FD, b"ended %s %d %d\\n" % (jid.encode(), pid, st))
+except ChildProcessError:
+    pass
+os.close(FD)
+os.close(go)
+while True:
+    try:
+        os.wait()
+    except ChildProcessError:
+        break
+    except InterruptedError:
+        pass
+"""
+SHELL_INIT = (SHELL_INIT.replace("REAPER", SHELL_JOB_REAPER).replace("PYTHON", shlex.quote(sys.executable or "python3"))
+              .replace("FD", str(SHELL_STATUS_FD)))
 
 
 def _pipes(n):
@@ -280,9 +316,9 @@ class ShellInterp(Interp):
     def run(self, script_path):
         os.write(self.ctl_w, b"__sb_run %s\n" % quote(script_path))
 
-    def job(self, jid, script_path, out_path, err_path):
-        os.write(self.ctl_w, b"__sb_job %d %s %s %s\n" % (jid, quote(script_path), quote(out_path),
-                                                        quote(err_path)))
+    def job(self, jid, script_path, out_path, err_path, go_path):
+        os.write(self.ctl_w, b"__sb_job %d %s %s %s %s\n" % (jid, quote(script_path), quote(out_path),
+                                                           quote(err_path), quote(go_path)))
 
     def _child(self, ctl_r, st_w, out_w, err_w):
         confine_child(self.workspace, self.limits, [ctl_r, st_w, out_w, err_w])

@@ -208,7 +208,7 @@ class Controller:
             keep = set(self.waiters)
             for j in self.jobs.values():
                 if j.status is None and j.pid:
-                    keep |= procs.tree({j.pid}) | procs.in_session(j.pid) | {j.waiter or 0}
+                    keep |= procs.tree({j.pid, j.waiter or 0}) | procs.in_session(j.pid) | {j.waiter or 0}
                     keep |= background.cgroup_members(self, j)
                     group = procs.group_of(j.pid)
                     if group:
