@@ -100,3 +100,24 @@ def test_odd_names_and_reset_in_containers():
         ok(mcp, "session_reset", {"session_id": sid})
         assert wait_for(lambda: not host_pids_with(marker), timeout=30), host_pids_with(marker)
         assert stdout(mcp, sid, "print('kept' in globals())") == "False\n"
+
+
+def test_job_cancel_kills_detached_in_containers():
+    """Issue 24, finding 7 on Podman, where a session has no job cgroups: a
+    shell job's setsid'ed, double-forked grandchild that ignores TERM, HUP
+    and INT is killed by job_cancel (it ran on until session_close: the
+    job's waiter is now its subreaper), and the session still answers."""
+    marker = "sb-podman-jobcancel-" + uuid.uuid4().hex[:12]
+    attack = (f"setsid bash -c 'trap \"\" TERM HUP INT; ( while :; do sleep 0.1; done ) & exit' {marker} "
+              "</dev/null >/dev/null 2>&1 &\necho started; sleep 300")
+    with MCP(SAGEBOX, ("--backend", "podman", "--image", IMAGE), prefix=as_user_argv([])) as mcp:
+        sid = ok(mcp, "session_open", {"lang": "shell"})["session_id"]
+        job = ok(mcp, "job_start", {"lang": "shell", "code": attack, "session_id": sid})["job_id"]
+        assert wait_for(lambda: host_pids_with(marker), timeout=60)
+        ok(mcp, "job_cancel", {"job_id": job})
+        st = wait_for(lambda: (s := ok(mcp, "job_status", {"job_id": job}))["state"] not in ("queued", "running")
+                      and s, timeout=60, step=0.3)
+        assert st and st["state"] == "cancelled", st
+        assert wait_for(lambda: not host_pids_with(marker), timeout=10), host_pids_with(marker)
+        assert stdout(mcp, sid, "echo alive", lang="shell") == "alive\n"
+        ok(mcp, "session_close", {"session_id": sid})
