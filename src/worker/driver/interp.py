@@ -19,7 +19,8 @@ controller parses as untrusted (the session's own code can write there):
   job ID PID [WAITER]    job ID runs as process PID. A Python job is
                          reparented to the controller, a subreaper, which
                          reaps it. A shell job stays the child of a
-                         subshell, WAITER, which waits for it and reports
+                         subshell, WAITER (which then execs a Python reaper,
+                         the job's subreaper), which waits for it and reports
   ended ID PID STATUS    its status as the shell gives it ($?: 128+N when
                          signal N ended it). (Were that subshell to exit
                          first, a job that ended at once would be reaped by

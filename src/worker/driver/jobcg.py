@@ -10,7 +10,8 @@ interpreter forks a job, so that everything the job is and forks is born
 there, and back to the sandbox's own cgroup once the job has started (or
 before anything else reaches the interpreter). Where there are no slots
 (Podman, Docker, the host backend, no delegated cgroup) a job is tracked by
-its process tree (background.kill)."""
+the tree below its subreaper (background.kill; a shell job's is its waiter,
+interp.SHELL_JOB_REAPER)."""
 import fcntl
 import os
 
