@@ -14,8 +14,14 @@ fi
 : "${SAGEBOX_BIN:=$here/../../build/sagebox}"
 SAGEBOX_BIN=$(realpath "$SAGEBOX_BIN")
 export SAGEBOX_BIN
-"$here/../../scripts/podman-test-setup" "$SAGEBOX_BIN"
+# One podman test run at a time on a machine: every run uses the same test
+# user, and each removes what it finds of "ours" at its start and asserts
+# none is left after each test, so a second run at the same time removed
+# the first's session containers ("its sandbox ended") and failed its checks.
+# (flock -o: the lock's fd is not passed on to pytest, sagebox or a sandbox.)
+lock=/run/lock/sagebox-podman-tests.lock
+flock -o "$lock" "$here/../../scripts/podman-test-setup" "$SAGEBOX_BIN"
 # From /: the test user may not be able to enter the caller's directory (a
 # checkout under /root is mode 700); conftest.py gives it a copy of the binary.
 cd /
-exec /usr/bin/python3 -m pytest -q -rs -p no:cacheprovider -o addopts= "$here" "$@"
+exec flock -o "$lock" /usr/bin/python3 -m pytest -q -rs -p no:cacheprovider -o addopts= "$here" "$@"
