@@ -12,6 +12,7 @@ Each NAME=VALUE replaces @NAME@ too (the install paths).
 tests/install/check.py imports settings() to test the built page against it.
 """
 import re
+import textwrap
 import subprocess
 import sys
 
@@ -73,7 +74,10 @@ def config(rows):
     for r in rows:
         d = r["default"]
         d = "" if d == "[]" else d[1:-1] if d.startswith('"') else d
-        out.append(f"# {r['help']}; allowed: {r['allowed']}")
+        # Wrapped: inih reads at most 200 bytes of a line and takes the rest
+        # as a line of its own (a long comment became "unknown setting").
+        out += textwrap.wrap(f"{r['help']}; allowed: {r['allowed']}", 76, initial_indent="# ",
+                             subsequent_indent="# ", break_on_hyphens=False)
         out.append(f"#{r['key']} = {d}".rstrip())
         out.append("")
     return "\n".join(out).rstrip("\n")
