@@ -24,12 +24,12 @@
 #include "net/dest.h"
 #include "net/request.h"
 #include "net/proxy_conn.h"
+#include "util/clock.h"
 
+/* Seconds on the monotonic clock (idle and head deadlines). */
 static time_t now_s(void)
 {
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec;
+	return (time_t)(sb_now_ms() / 1000);
 }
 
 static void audit(struct proxy *px, struct conn *c)
