@@ -1,6 +1,5 @@
 #include "core/display.h"
 
-#include <nettle/base64.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
