@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "mcp/jsonrpc.h"
@@ -14,6 +13,7 @@
 #include "mcp/server.h"
 #include "mcp/stateless.h"
 #include "mcp/toolview.h"
+#include "util/clock.h"
 #include "util/fd.h"
 #include "util/utf8.h"
 
@@ -136,13 +136,6 @@ static void on_progress(void *ctx, const struct sb_progress *p)
 	sb_mcp_send(&k->reply, sb_rpc_notification("notifications/progress", params));
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* Log about a call: a modern request's log goes to its own stream, and
  * only if it asked; a legacy one's to its client. */
 #define call_log(k, ...) sb_mcp_log_routed((k)->owner->client, (k)->stream_logs, &(k)->reply, (k)->log_level, __VA_ARGS__)
@@ -207,10 +200,10 @@ static void run_call(struct sb_calls *c, struct call *k)
 	/* On record before any code runs: a server killed mid-call leaves this line. */
 	if (s->audit)
 		sb_audit_started(s->audit, &rec);
-	uint64_t start = now_ms();
+	uint64_t start = sb_now_ms();
 	t->handler(t, k->args, &ctx, &res);
 	if (!rec.duration_ms)
-		rec.duration_ms = now_ms() - start;
+		rec.duration_ms = sb_now_ms() - start;
 	if (s->audit)
 		sb_audit_finished(s->audit, &rec);
 	if (k->slot_held)

@@ -264,7 +264,7 @@ int sb_job_start(struct sb_sessions *ss, const char *owner, enum sb_lang lang, c
 	struct sess *s = NULL;
 	if (session_id && reg_get(&ss->reg, owner, session_id, &s, err))
 		return -1;
-	if (s && !(s->lang == lang || (s->lang == SB_LANG_SAGE && lang == SB_LANG_PYTHON))) {
+	if (s && !sess_takes(s->lang, lang)) {
 		sb_fail(err, "session %s is a %s session: it cannot run a %s job", session_id, sb_lang_name(s->lang),
 			sb_lang_name(lang));
 		sb_hint(err, "give the session's language as lang, or start the job without session_id");

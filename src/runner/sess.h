@@ -124,4 +124,11 @@ void sess_give(struct sess *s);
 /* "session s_… ended: ...; open a new one with session_open". */
 void sess_ended_error(struct sess *s, struct sb_error *err);
 
+/* A Sage session runs Sage and Python (both in its interpreter); the
+ * others their own language only. */
+static inline bool sess_takes(enum sb_lang session, enum sb_lang call)
+{
+	return session == call || (session == SB_LANG_SAGE && call == SB_LANG_PYTHON);
+}
+
 #endif

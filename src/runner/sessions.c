@@ -177,13 +177,6 @@ int sb_session_reset(struct sb_sessions *ss, const char *owner, const char *id, 
 	return rc ? -1 : 0;
 }
 
-/* A Sage session runs Sage and Python (both in its interpreter); the
- * others their own language only. */
-static bool takes(enum sb_lang session, enum sb_lang call)
-{
-	return session == call || (session == SB_LANG_SAGE && call == SB_LANG_PYTHON);
-}
-
 int sb_session_run(struct sb_sessions *ss, const char *owner, const char *id, const struct sb_job *job,
 		   const struct sb_run_hooks *hooks, struct sb_result *res, struct sb_session_verdict *v,
 		   struct sb_error *err)
@@ -192,7 +185,7 @@ int sb_session_run(struct sb_sessions *ss, const char *owner, const char *id, co
 	memset(v, 0, sizeof *v);
 	if (reg_get(&ss->reg, owner, id, &s, err))
 		return -1;
-	if (!takes(s->lang, job->lang)) {
+	if (!sess_takes(s->lang, job->lang)) {
 		sb_fail(err, "session %s is a %s session: it cannot run %s code", id, sb_lang_name(s->lang),
 			sb_lang_name(job->lang));
 		sb_hint(err, "use the tool for %s (a Sage session takes run_sagemath and run_python), or open a "

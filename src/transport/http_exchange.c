@@ -3,7 +3,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#include "util/clock.h"
 
 void sb_http_exchange_unref(struct sb_http_exchange *x)
 {
@@ -84,11 +85,7 @@ struct sb_http_exchange *sb_http_exchange_new(struct sb_mcp_client *client, bool
 	if (!x)
 		return NULL;
 	pthread_mutex_init(&x->lock, NULL);
-	pthread_condattr_t a;
-	pthread_condattr_init(&a);
-	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-	pthread_cond_init(&x->changed, &a);
-	pthread_condattr_destroy(&a);
+	sb_cond_init(&x->changed);
 	x->tail = &x->head;
 	x->refs = 2;
 	x->client = client;
@@ -123,25 +120,32 @@ struct sb_http_msg *sb_http_exchange_take(struct sb_http_exchange *x)
 	return m;
 }
 
-static void deadline(struct timespec *until, int ms)
+/* Wait (x->lock held) until what is waited for is there or ms have
+ * passed, on the monotonic clock. */
+static void wait_for(struct sb_http_exchange *x, bool (*there)(const struct sb_http_exchange *), int ms)
 {
-	clock_gettime(CLOCK_MONOTONIC, until);
-	until->tv_sec += ms / 1000;
-	until->tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (until->tv_nsec >= 1000000000L) {
-		until->tv_sec++;
-		until->tv_nsec -= 1000000000L;
+	uint64_t end = sb_now_ms() + (uint64_t)(ms > 0 ? ms : 0);
+	while (!there(x)) {
+		uint64_t now = sb_now_ms();
+		if (now >= end || sb_cond_wait_ms(&x->changed, &x->lock, end - now) == ETIMEDOUT)
+			break;
 	}
+}
+
+static bool has_message(const struct sb_http_exchange *x)
+{
+	return x->head || x->done;
+}
+
+static bool is_done(const struct sb_http_exchange *x)
+{
+	return x->done;
 }
 
 bool sb_http_exchange_wait(struct sb_http_exchange *x, int ms)
 {
-	struct timespec until;
-	deadline(&until, ms);
 	pthread_mutex_lock(&x->lock);
-	while (!x->head && !x->done)
-		if (pthread_cond_timedwait(&x->changed, &x->lock, &until) == ETIMEDOUT)
-			break;
+	wait_for(x, has_message, ms);
 	bool ready = x->head || x->done;
 	pthread_mutex_unlock(&x->lock);
 	return ready;
@@ -149,12 +153,8 @@ bool sb_http_exchange_wait(struct sb_http_exchange *x, int ms)
 
 bool sb_http_exchange_wait_done(struct sb_http_exchange *x, int ms)
 {
-	struct timespec until;
-	deadline(&until, ms);
 	pthread_mutex_lock(&x->lock);
-	while (!x->done)
-		if (pthread_cond_timedwait(&x->changed, &x->lock, &until) == ETIMEDOUT)
-			break;
+	wait_for(x, is_done, ms);
 	bool done = x->done;
 	pthread_mutex_unlock(&x->lock);
 	return done;
