@@ -273,3 +273,23 @@ def test_a_backend_without_the_relay_refuses(hosts):
     r = subprocess.run([BIN, "run", "--backend", "podman", "--network", "oeis.org", "--lang", "python", "-"],
                        input="print(1)", capture_output=True, text=True, timeout=120)
     assert r.returncode != 0 and "cannot reach the proxy yet" in r.stderr, r
+
+
+def test_status_and_self_test_show_the_policy_as_enforced(hosts, origin):
+    net = f"exact.test:{origin}, 127.0.0.1:{origin}"
+    r = subprocess.run(prefix(hosts) + [BIN, "status", "--json", "--network", net], capture_output=True,
+                       text=True, timeout=120)
+    st = json.loads(r.stdout)
+    assert st["network"]["allow"] == net and st["network"]["proxy_running"] is True, st["network"]
+    r = subprocess.run(prefix(hosts) + [BIN, "status", "--network", net], capture_output=True, text=True, timeout=120)
+    assert "network       only through sagebox's proxy" in r.stdout and "exact.test" in r.stdout, r.stdout
+    r = subprocess.run([BIN, "status", "--json"], capture_output=True, text=True, timeout=120)
+    assert json.loads(r.stdout)["network"] == {"allow": "none"}
+    # self-test: a refused and an allowed connection, tried from inside.
+    r = subprocess.run(prefix(hosts) + [BIN, "self-test", "--json", "--network", net], capture_output=True,
+                       text=True, timeout=600)
+    checks = {c["name"]: c for c in json.loads(r.stdout)["checks"]}
+    refused = checks["network: an unlisted host is refused"]
+    allowed = checks["network: a listed host is let through"]
+    assert refused["ok"] and " 403 " in refused["detail"], refused
+    assert allowed["ok"] and f"CONNECT exact.test:{origin}: HTTP/1.1 200" in allowed["detail"], allowed
