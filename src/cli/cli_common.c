@@ -83,14 +83,5 @@ int sb_cli_load_settings(int argc, char **argv, struct sb_config *cfg, char **re
 	}
 	for (; i < argc; i++)
 		rest[(*nrest)++] = argv[i];
-	/* Issue 26 in stages: the proxy is built, the sandboxes do not reach it
-	 * yet. Refuse rather than tell the model hosts it cannot reach. */
-	if (cfg->net.n && strcmp(argv[0], "proxy")) {
-		fprintf(stderr, "sagebox: network = %s: sandboxes cannot reach the proxy yet (issue 26: only "
-				"`sagebox proxy` uses this setting so far)\n"
-				"sagebox: hint: set network = none (the default) to run code\n",
-			cfg->network);
-		return -1;
-	}
 	return 0;
 }

@@ -3,9 +3,11 @@
  * Try an allow-list before giving it to sandboxes:
  *   sagebox proxy --network oeis.org --listen /tmp/p.sock &
  *   curl --unix-socket /tmp/p.sock -x http://proxy http://oeis.org/
- * sagebox itself starts the same proxy with --control-fd (net/spawn.c). */
+ * sagebox itself starts the same proxy with --control-fd and --socket-dir
+ * (net/spawn.c). */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,12 +40,25 @@ static int listen_unix(const char *path)
 	return fd;
 }
 
+/* --socket-dir: sagebox's directory of per-sandbox sockets (net/spawn.c),
+ * removed when the proxy ends, so a SIGKILLed sagebox leaves none behind.
+ * Only sockets and directories: nothing else is ours to remove there. */
+static int remove_ours(const char *path, const struct stat *st, int type, struct FTW *f)
+{
+	(void)f;
+	if (type == FTW_DP)
+		rmdir(path);
+	else if (S_ISSOCK(st->st_mode))
+		unlink(path);
+	return 0;
+}
+
 int sb_cli_proxy(int argc, char **argv)
 {
 	struct sb_config cfg;
 	char **rest = calloc((size_t)argc + 1, sizeof *rest);
 	int nrest = 0, control = -1;
-	const char *path = NULL;
+	const char *path = NULL, *socket_dir = NULL;
 	if (!rest || sb_cli_load_settings(argc, argv, &cfg, rest, &nrest)) {
 		free(rest);
 		return SB_EXIT_USAGE;
@@ -53,6 +68,8 @@ int sb_cli_proxy(int argc, char **argv)
 			path = rest[++i];
 		else if (!strcmp(rest[i], "--control-fd") && i + 1 < nrest)
 			control = atoi(rest[++i]);
+		else if (!strcmp(rest[i], "--socket-dir") && i + 1 < nrest)
+			socket_dir = rest[++i];
 		else {
 			fprintf(stderr, "sagebox: proxy: unknown argument '%s'\n"
 					"usage: sagebox proxy --network LIST --listen SOCKET_PATH\n",
@@ -99,5 +116,7 @@ int sb_cli_proxy(int argc, char **argv)
 	int rc = sb_proxy_run(&cfg.net, audit, control, lfd, path ? path : "");
 	if (path)
 		unlink(path);
+	if (socket_dir)
+		nftw(socket_dir, remove_ours, 8, FTW_DEPTH | FTW_PHYS);
 	return rc;
 }

@@ -13,5 +13,11 @@
 /* Host directories shared read-only with every sandbox (`share`). */
 #define SB_SHARES_MAX 8
 #define SB_SHARE_MOUNT "/data" /* each appears as /data/<its last component> */
+/* With `network` set (issue 26): the sandbox's own proxy socket is in this
+ * directory (bound read-only, that sandbox's alone), and the driver's relay
+ * serves it on 127.0.0.1 at this port, named by the proxy variables. */
+#define SB_NET_MOUNT "/run/sagebox-net"
+#define SB_NET_SOCKET SB_NET_MOUNT "/proxy.sock"
+#define SB_NET_PORT 3128
 
 #endif

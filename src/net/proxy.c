@@ -308,10 +308,14 @@ static void listener_del(struct proxy *px, unsigned id)
 				left--;
 			}
 		}
-		/* conn_close freed l when it was the last; else the lookups left free it */
+		/* conn_close freed l when it was the last; else the lookups left
+		 * free it. (Stop at l: freed, it has no next to read.) */
 		for (struct listener *k = px->listeners; k; k = k->next)
-			if (k == l && !l->conns)
-				listener_free(px, l);
+			if (k == l) {
+				if (!l->conns)
+					listener_free(px, l);
+				break;
+			}
 		return;
 	}
 }

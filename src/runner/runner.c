@@ -10,6 +10,7 @@
 #include "runner/pool.h"
 #include "runner/sessions.h"
 #include "runner/warm.h"
+#include "net/spawn.h"
 #include "sandbox/sandbox.h"
 
 struct sb_runner {
@@ -63,6 +64,21 @@ struct sb_runner *sb_runner_new(const struct sb_config *cfg, struct sb_error *er
 	/* A missing backend is not fatal here: status must still be able to
 	 * say what is wrong, and each job reports it as a sandbox error. */
 	r->backend = sb_runner_backend_open(&r->cfg, &r->backend_err);
+	/* network set: the proxy, before any sandbox (net/spawn.h). Only the
+	 * native backend binds its socket into a sandbox so far: any other
+	 * would run the code without the network the user asked for. */
+	if (r->backend && r->cfg.net.n && strcmp(sb_backend_name(r->backend), "native")) {
+		sb_fail(&r->backend_err, "network = %s: the %s backend cannot reach the proxy yet (issue 26: "
+					 "only the native backend gives its sandboxes the network)",
+			r->cfg.network, sb_backend_name(r->backend));
+		sb_hint(&r->backend_err, "use --backend native, or set network = none (the default)");
+		sb_backend_close(r->backend);
+		r->backend = NULL;
+	}
+	if (r->backend && sb_netproxy_start(&r->cfg, &r->backend_err)) {
+		sb_backend_close(r->backend);
+		r->backend = NULL;
+	}
 	/* Before any worker: the workers run the python it finds. Not found,
 	 * the backend stays open for status, and every job says why. */
 	r->python_ok = r->backend && sb_sage_locate(r->backend, &r->cfg, &r->found, &r->python_err) == 0;
@@ -87,6 +103,7 @@ void sb_runner_free(struct sb_runner *r)
 	sb_sessions_free(r->sessions);
 	pthread_mutex_destroy(&r->sessions_lock);
 	sb_pool_free(r->pool);
+	sb_netproxy_stop();
 	sb_backend_close(r->backend);
 	sb_sage_found_clear(&r->found);
 	free(r);
@@ -216,6 +233,12 @@ json_t *sb_runner_status(struct sb_runner *r)
 	json_object_set_new(o, "ok", json_boolean(json_is_true(json_object_get(b, "available"))));
 	json_object_set_new(o, "backend", b);
 	json_object_set_new(o, "isolation", json_string(r->pool ? "warm" : "fresh"));
+	/* The network policy as enforced: the list, and whether its proxy runs. */
+	pid_t proxy = sb_netproxy_pid();
+	json_object_set_new(o, "network", r->cfg.net.n ? json_pack("{s:s, s:b, s:I}", "allow", r->cfg.network,
+								      "proxy_running", proxy > 0, "proxy_pid",
+								      (json_int_t)proxy)
+						     : json_pack("{s:s}", "allow", "none"));
 	if (r->pool)
 		json_object_set_new(o, "pool", sb_pool_status(r->pool));
 	return o;

@@ -99,8 +99,20 @@ int sb_worker_spawn_req(struct sb_worker *w, const struct sb_backend *be, const 
 			struct sb_error *err)
 {
 	w->spawned_ms = sb_now_ms();
-	if (sb_spawn_piped(be, req, &w->sb, &w->pidfd, err))
+	/* network set: a socket of the proxy's for this sandbox alone, so
+	 * the audit knows every connection's sandbox (no-op without). */
+	struct sb_sandbox_req r = *req;
+	char who[96];
+	snprintf(who, sizeof who, "%s", w->fresh ? (w->kind == SB_WKIND_SAGE ? "a fresh sage sandbox"
+									: "a fresh python sandbox")
+						 : w->role);
+	if (sb_netproxy_add(who, &w->net, err))
 		return -1;
+	r.net_dir = w->net.id ? w->net.dir : NULL;
+	if (sb_spawn_piped(be, &r, &w->sb, &w->pidfd, err)) {
+		sb_netproxy_del(&w->net);
+		return -1;
+	}
 	w->spawned = true;
 	return 0;
 }
@@ -147,6 +159,7 @@ void sb_worker_destroy_after(struct sb_worker *w, unsigned grace_ms)
 		sb_backend_wait(&w->sb, &ex, &err);
 		json_decref(w->sb.enforced);
 	}
+	sb_netproxy_del(&w->net);
 	sb_close(&w->pidfd);
 	sb_wp_reader_free(&w->rd);
 	sb_buf_free(&w->diag);

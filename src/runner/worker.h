@@ -14,6 +14,7 @@
 #include "config/config.h"
 #include "core/job.h"
 #include "core/result.h"
+#include "net/spawn.h"
 #include "runner/runner.h"
 #include "runner/supervise.h"
 #include "runner/wproto.h"
@@ -46,6 +47,7 @@ struct sb_worker {
 	struct sb_limits job_limits;  /* the jobs it serves (timeout aside) */
 	struct sb_limits sb_limits;   /* its sandbox's */
 	struct sb_sandbox sb;
+	struct sb_netslot net;        /* network set: its own proxy socket */
 	bool spawned;
 	/* sb_worker_died_how found the kernel's oom_kill count > 0: the
 	 * result says it ran out of memory, not that the sandbox failed. */

@@ -32,6 +32,20 @@ const char *const *sb_sandbox_env(void)
 	return env;
 }
 
+const char *const *sb_sandbox_proxy_env(void)
+{
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define SB_PROXY_URL "http://127.0.0.1:" STR(SB_NET_PORT)
+	static const char *const env[] = {
+		"HTTP_PROXY=" SB_PROXY_URL,  "HTTPS_PROXY=" SB_PROXY_URL, "ALL_PROXY=" SB_PROXY_URL,
+		"http_proxy=" SB_PROXY_URL,  "https_proxy=" SB_PROXY_URL, "all_proxy=" SB_PROXY_URL,
+		"NO_PROXY=localhost,127.0.0.1", "no_proxy=localhost,127.0.0.1",
+		"SAGEBOX_NET_SOCKET=" SB_NET_SOCKET, NULL,
+	};
+	return env;
+}
+
 void sb_sandbox_close_fds(struct sb_sandbox *sb)
 {
 	int *fds[] = {&sb->stdin_fd, &sb->stdout_fd, &sb->stderr_fd};

@@ -46,6 +46,11 @@ struct sb_sandbox_req {
 	 * Backends without delegated cgroups ignore it (the controller then
 	 * tracks a job by its process tree). 0: none. */
 	unsigned job_slots;
+	/* network set (issue 26): a host directory holding this sandbox's own
+	 * proxy socket (net/spawn.h), bound read-only at SB_NET_MOUNT, and the
+	 * proxy variables (sb_sandbox_proxy_env) in the command's
+	 * environment. NULL: no network, nothing of it. */
+	const char *net_dir;
 };
 
 struct sb_exit {
@@ -192,6 +197,10 @@ long sb_backend_oom_kills(const struct sb_sandbox *sb);
  * variable (API keys, tokens) is ever passed through. NULL-terminated,
  * static storage. */
 const char *const *sb_sandbox_env(void);
+/* What a sandbox with network (req->net_dir) gets on top: the proxy
+ * variables, upper and lower case, for the relay on 127.0.0.1:SB_NET_PORT,
+ * and SAGEBOX_NET_SOCKET naming its socket for the driver's relay. */
+const char *const *sb_sandbox_proxy_env(void);
 
 /* Close the caller's pipe ends in sb (not the processes). */
 void sb_sandbox_close_fds(struct sb_sandbox *sb);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/paths.h"
 #include "core/result.h"
 
 extern const char sb_self_test_probe_py[];
@@ -57,6 +58,18 @@ static void probe(struct sb_runner *r, const json_t *claimed, json_t *checks)
 	/* The caller's home directory: the probe checks it is not visible. */
 	const char *home = getenv("HOME");
 	json_t *hj = json_pack("{s:s}", "home", home ? home : "");
+	/* network set: a listed host:port the probe asks the proxy for (the
+	 * first entry; a subdomain for *.DOMAIN), for an allowed connection
+	 * beside a refused one. */
+	const struct sb_netlist *nl = &sb_runner_config(r)->net;
+	if (hj && nl->n) {
+		const struct sb_net_entry *e = &nl->e[0];
+		char target[SB_NET_HOST_MAX + 32];
+		snprintf(target, sizeof target, "%s%s%s%s:%u", e->wildcard ? "sagebox-self-test." : "",
+			 e->ip && strchr(e->host, ':') ? "[" : "", e->host, e->ip && strchr(e->host, ':') ? "]" : "",
+			 e->port ? e->port : 443);
+		json_object_set_new(hj, "network", json_pack("{s:i, s:s}", "port", SB_NET_PORT, "allowed", target));
+	}
 	char *host = hj ? json_dumps(hj, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
 	json_decref(hj);
 	size_t n = strlen(sb_self_test_probe_py) + (expect ? strlen(expect) : 2) + (host ? strlen(host) : 2) + 160;

@@ -203,4 +203,28 @@ else:
     ok = (abi < 4 or bind == "EACCES") and (abi < 6 or sig == "EPERM")
     check("landlock", ok, f"ABI {abi}: TCP bind {bind}, signal to pid 1 {sig}")
 
+# The network policy as enforced (issue 26): with hosts listed, the proxy
+# is asked from inside for an unlisted host (refused: 403) and for the first
+# listed one (let through: connected, or 502 when that host does not answer
+# here); with none, the sandbox has no proxy to ask.
+NET = HOST.get("network")
+if NET:
+    def ask(target):
+        try:
+            s = socket.create_connection(("127.0.0.1", NET["port"]), timeout=20)
+            s.sendall(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n".encode())
+            line = s.recv(4096).decode("latin-1").split("\r\n", 1)[0]
+            s.close()
+            return line
+        except OSError as e:
+            return "no answer: " + errname(e.errno)
+    refused = ask("sagebox-self-test.invalid:80")
+    check("network: an unlisted host is refused", " 403 " in refused, f"CONNECT sagebox-self-test.invalid:80: {refused}")
+    allowed = ask(NET["allowed"])
+    check("network: a listed host is let through", allowed.startswith("HTTP/1.") and " 403 " not in allowed,
+          f"CONNECT {NET['allowed']}: {allowed} (200: connected; 502: let through, but the host did not answer)")
+else:
+    proxy = [k for k in os.environ if k.lower().endswith("_proxy")]
+    check("network: none", not proxy, "no proxy variables" if not proxy else "proxy variables set: " + ", ".join(proxy))
+
 print(json.dumps(checks))

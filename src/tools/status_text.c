@@ -45,6 +45,16 @@ static void runner_rows(struct sb_status_rows *r, const json_t *st, const json_t
 				      state ? state : "");
 		}
 	}
+	const json_t *net = json_object_get(st, "network");
+	const char *allow = sb_report_str(net, "allow");
+	if (allow && !strcmp(allow, "none"))
+		sb_report_row(&r->on, "network", "none: loopback only inside (setting: network)");
+	else if (allow && json_is_true(json_object_get(net, "proxy_running")))
+		sb_report_row(&r->on, "network", "only through sagebox's proxy (pid %lld, never root), to: %s; "
+						 "every other host, and private or loopback addresses not listed as such, refused",
+			      (long long)json_integer_value(json_object_get(net, "proxy_pid")), allow);
+	else if (allow)
+		sb_status_off(r, "network", "the proxy for %s is NOT running: no sandbox can reach a host", allow);
 	const char *cfg = sb_report_str(s, "config_file"), *audit = sb_report_str(s, "audit_log");
 	sb_report_row(&r->details, "settings", "timeout %lld s, memory %s, cpus %g, pids %lld; config file: %s; "
 					       "audit log: %s", timeout, sb_report_txt(s, "memory"),

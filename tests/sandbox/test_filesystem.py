@@ -34,6 +34,10 @@ def test_shadow_and_private_host_dirs_invisible():
     exists = run(code).json()
     # a session's workspace is a tmpfs of its own at /work
     assert exists.pop("/work") == VIA_SESSION, exists
+    # with network set (the network suite's run of this battery), /run
+    # holds the sandbox's own proxy socket directory and nothing else
+    if os.environ.get("SAGEBOX_NETWORK", "none") != "none":
+        assert exists.pop("/run") and run("import os; print(os.listdir('/run'))").out == "['sagebox-net']\n"
     assert not any(exists.values()), exists
 
 
@@ -183,7 +187,9 @@ cmds = [open(f"/proc/{p}/cmdline", "rb").read().split(b"\0")[0].decode() for p i
 print(json.dumps({"pids": pids, "me": os.getpid(), "cmds": cmds}))
 """
     res = run(code, args=("--timeout", "17")).json()
-    assert 1 in res["pids"] and len(res["pids"]) <= 4, res
+    # (with network set, one more: the driver's relay to the proxy)
+    relay = os.environ.get("SAGEBOX_NETWORK", "none") != "none"
+    assert 1 in res["pids"] and len(res["pids"]) <= 4 + relay, res
     assert res["me"] < 10
     assert not any("pytest" in c for c in res["cmds"])
     # init is a fork of sagebox: the host command line must not show through.

@@ -59,7 +59,10 @@ json_t *nat_enforced_json(const struct nat_plan *p, const struct nat_ready *r)
 	json_object_set_new(o, "uid_inside", json_integer(r->uid_inside));
 	json_object_set_new(o, "host_uid", json_integer(r->host_uid));
 	json_object_set_new(o, "dropped_root", json_boolean(p->drop_root));
-	json_object_set_new(o, "network", json_string(r->loopback_up ? "loopback only" : "none (no interface up)"));
+	json_object_set_new(o, "network", json_string(!r->loopback_up ? "none (no interface up)"
+						      : p->net_dir ? "loopback only; the allow-list proxy's relay on 127.0.0.1:"
+								     NAT_STR(SB_NET_PORT)
+								   : "loopback only"));
 	json_object_set_new(o, "root_filesystem", json_string("tmpfs + read-only system binds"));
 	json_object_set_new(o, "writable", json_pack("[s,s]", w1, w2));
 
@@ -67,7 +70,9 @@ json_t *nat_enforced_json(const struct nat_plan *p, const struct nat_ready *r)
 	json_object_set_new(ll, "abi", json_integer(r->landlock_abi > 0 ? r->landlock_abi : 0));
 	json_object_set_new(ll, "enforced", json_boolean(r->landlock_abi > 0));
 	if (r->landlock_abi > 0) {
-		json_object_set_new(ll, "tcp_bind_connect", json_string(r->landlock_net ? "denied" : "not handled (ABI < 4)"));
+		json_object_set_new(ll, "tcp_bind_connect", json_string(!r->landlock_net ? "not handled (ABI < 4)"
+								  : p->net_dir ? "denied but port " NAT_STR(SB_NET_PORT) " (the proxy relay)"
+									       : "denied"));
 		json_object_set_new(ll, "scoped", r->landlock_scoped ? json_pack("[s,s]", "signals", "abstract unix sockets")
 								     : json_array());
 	} else {

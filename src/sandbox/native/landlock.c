@@ -35,6 +35,7 @@
 #define SCOPE_ABSTRACT_UNIX (1ULL << 0) /* ABI 6 */
 #define SCOPE_SIGNAL (1ULL << 1)
 #define RULE_PATH_BENEATH 1
+#define RULE_NET_PORT 2
 #define NAT_LANDLOCK_MAX_ABI 7
 
 struct ll_ruleset_attr {
@@ -46,6 +47,11 @@ struct ll_ruleset_attr {
 struct ll_path_beneath {
 	uint64_t allowed_access;
 	int32_t parent_fd;
+} __attribute__((packed));
+
+struct ll_net_port {
+	uint64_t allowed_access;
+	uint64_t port;
 } __attribute__((packed));
 
 int nat_landlock_abi(void)
@@ -143,6 +149,16 @@ int nat_landlock_apply(int abi, const struct nat_plan *p)
 			errno = saved;
 			return -1;
 		}
+	}
+	/* network set: the one port of the relay to the proxy (loopback is
+	 * the only interface): the driver's relay listens on it, the code
+	 * connects to it. Nothing else, so the TCP wall above stays. */
+	struct ll_net_port np = {.allowed_access = NET_BIND_TCP | NET_CONNECT_TCP, .port = SB_NET_PORT};
+	if (abi >= 4 && p->net_dir && syscall(SYS_landlock_add_rule, rs, RULE_NET_PORT, &np, 0) != 0) {
+		int saved = errno;
+		close(rs);
+		errno = saved;
+		return -1;
 	}
 	/* restrict_self needs no_new_privs (set before) or CAP_SYS_ADMIN. */
 	long rc = syscall(SYS_landlock_restrict_self, rs, 0);

@@ -101,6 +101,7 @@ void nat_build_root(const struct nat_plan *p)
 	/* Before the root tmpfs covers NEWROOT: a share may live below it. */
 	nat_open_shares(p, share_fds);
 	nat_open_installs(p, install_fds);
+	int net_fd = nat_open_net(p);
 	/* Private, recursively: no mount we make propagates to the host, and
 	 * no later host mount appears in the sandbox. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
@@ -119,6 +120,7 @@ void nat_build_root(const struct nat_plan *p)
 	writable_tmp(&p->limits);
 	nat_mount_workspace(p, NEWROOT);
 	nat_mount_shares(p, share_fds, NEWROOT);
+	nat_mount_net(net_fd, NEWROOT);
 	/* The root itself read-only: no planting files next to /usr. */
 	if (mount(NULL, NEWROOT, NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) != 0)
 		nat_child_fail("mounts", errno, "remount the root read-only");

@@ -189,6 +189,7 @@ struct nat_plan {
 	unsigned n_shares;
 	const char (*installs)[PATH_MAX]; /* bound read-only at the same path (nat_self's) */
 	unsigned n_installs;
+	const char *net_dir;       /* network: the proxy socket's host dir, for SB_NET_MOUNT; NULL: none */
 	pid_t caller_pid;
 	bool drop_root;            /* started as root: become host_uid first */
 	uid_t host_uid;            /* unprivileged uid outside (after the drop) */
@@ -234,6 +235,10 @@ void nat_open_shares(const struct nat_plan *p, int fds[SB_SHARES_MAX]);
 void nat_open_dirs(const char (*dirs)[PATH_MAX], unsigned n, int *fds, const char *what, const char *hint);
 void nat_mount_shares(const struct nat_plan *p, const int fds[SB_SHARES_MAX], const char *newroot);
 void nat_mount_workspace(const struct nat_plan *p, const char *newroot);
+/* network: p->net_dir opened before the root tmpfs (-1: none), then bound
+ * read-only at SB_NET_MOUNT. */
+int nat_open_net(const struct nat_plan *p);
+void nat_mount_net(int fd, const char *newroot);
 /* install.c: a Sage outside /usr; the backend's bind_install operation. */
 int nat_bind_install(void *self, const char *const *paths, bool required, json_t *said, struct sb_error *err);
 int nat_add_path(void *self, const char *dir);

@@ -1,6 +1,7 @@
-/* Two optional steps of the new root (mounts.c): a session's workspace, a
- * writable tmpfs at /work of its own size, and the host directories the
- * user chose to share, bound read-only at /data/NAME in every sandbox.
+/* Optional steps of the new root (mounts.c): a session's workspace, a
+ * writable tmpfs at /work of its own size, the host directories the
+ * user chose to share, bound read-only at /data/NAME in every sandbox, and
+ * with network the sandbox's proxy socket directory at SB_NET_MOUNT.
  * Runs in init, single-threaded: failures are reported with
  * nat_child_fail. */
 #include <errno.h>
@@ -72,4 +73,34 @@ void nat_mount_workspace(const struct nat_plan *p, const char *newroot)
 	snprintf(opts, sizeof opts, "mode=0755,size=%llu,nr_inodes=65536", (unsigned long long)p->workspace_bytes);
 	if (mount("sagebox-work", dst, "tmpfs", MS_NOSUID | MS_NODEV, opts) != 0)
 		nat_child_fail("mounts", errno, "mount tmpfs on %s", SB_SANDBOX_WORKSPACE);
+}
+
+int nat_open_net(const struct nat_plan *p)
+{
+	if (!p->net_dir)
+		return -1;
+	int fd = open(p->net_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		nat_child_fail_hint("mounts", errno, "the sandbox user must be able to reach sagebox's socket "
+				    "directory (below TMPDIR)", "cannot open the proxy socket directory %s", p->net_dir);
+	return fd;
+}
+
+void nat_mount_net(int fd, const char *newroot)
+{
+	char dst[PATH_MAX], src[64];
+	if (fd < 0)
+		return;
+	/* Only this sandbox's own directory, read-only: its one socket,
+	 * which the proxy knows as this sandbox. No other sandbox's socket
+	 * has a path in here. */
+	under(dst, sizeof dst, newroot, "/run", "");
+	if (mkdir(dst, 0755) != 0 && errno != EEXIST)
+		nat_child_fail("mounts", errno, "mkdir %s", dst);
+	under(dst, sizeof dst, newroot, SB_NET_MOUNT, "");
+	if (mkdir(dst, 0755) != 0)
+		nat_child_fail("mounts", errno, "mkdir %s", dst);
+	snprintf(src, sizeof src, "/proc/self/fd/%d", fd);
+	nat_bind(src, dst, false);
+	close(fd);
 }

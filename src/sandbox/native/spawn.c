@@ -124,10 +124,12 @@ static int make_pipes(int fds[5][2], int ctl[2], struct sb_error *err)
 }
 
 /* The command's environment: sb_sandbox_env() (its PATH led by the bin
- * dirs of a Sage outside /usr: nat_add_path), and with a job cgroup the
+ * dirs of a Sage outside /usr: nat_add_path), the proxy variables with
+ * network, and with a job cgroup the
  * fd the command moves each job into (opened here, as the caller: the
  * kernel checks the move against the opener's rights). */
-static int set_env(const struct nat_self *ns, struct nat_priv *np, unsigned req_slots, struct sb_error *err)
+static int set_env(const struct nat_self *ns, struct nat_priv *np, unsigned req_slots, bool net,
+		   struct sb_error *err)
 {
 	struct nat_plan *p = &np->plan;
 	const char *const *base = sb_sandbox_env();
@@ -148,6 +150,12 @@ static int set_env(const struct nat_self *ns, struct nat_priv *np, unsigned req_
 		np->n_job_slot_fds = slots + 1;
 		snprintf(np->slots_env, sizeof np->slots_env, NAT_JOB_SLOTS_ENV "%d,%u", NAT_CMD_FD_JOB_SLOTS, slots);
 		np->env[n++] = np->slots_env;
+	}
+	/* network set: the proxy variables (sb_sandbox_proxy_env). */
+	for (const char *const *e = sb_sandbox_proxy_env(); net && *e; e++) {
+		if (n + 1 >= sizeof np->env / sizeof np->env[0])
+			return sb_fail(err, "native sandbox: too many environment variables");
+		np->env[n++] = *e;
 	}
 	np->env[n] = NULL;
 	p->envp = np->env;
@@ -219,7 +227,8 @@ static int native_spawn(void *self, const struct sb_sandbox_req *req, struct sb_
 		memcpy(p->cg.note, cgerr.msg, n);
 		p->cg.note[n] = '\0';
 	}
-	if (set_env(ns, np, req->job_slots, err) != 0)
+	p->net_dir = req->net_dir;
+	if (set_env(ns, np, req->job_slots, req->net_dir != NULL, err) != 0)
 		goto fail;
 	p->rlimit_mem = !p->cg.mem_limited;
 	p->rlimit_pids = !p->cg.pids_limited;

@@ -34,6 +34,7 @@
 #   session   a session's controller; background: its background jobs;
 #             interp: its interpreter; files: its workspace paths
 #   warmup    the idle warm-up steps (worker and session)
+#   netrelay  with `network` set: 127.0.0.1:PORT to the sandbox's proxy socket
 #   main      argv dispatch (main() runs only when bundle.py's loader calls it)
 #
 # The build joins them into one string for `python3 -c` (bundle.py, then

@@ -7,6 +7,7 @@ import os
 import select
 import time
 
+from . import netrelay
 from .channel import Channel, Malformed, discard, pending, _splice
 from .child import CHILD_STAMPS, CHILD_STAMP_BYTES, us
 from .procs import REAP_GRACE, exiting_status
@@ -58,7 +59,7 @@ def run(w, hdr, payload):
     if trace is not None:
         trace["handed"] = us()
     w.ch.send({"type": "started", "id": jid})
-    keep = [sp["pid"] for sp in w.spares] + ([w.janitor.pid] if w.janitor else [])
+    keep = [sp["pid"] for sp in w.spares] + ([w.janitor.pid] if w.janitor else []) + list(netrelay.pids())
     # The next job's child: when calls come back to back, forked now,
     # while this job runs (the fork's cost overlaps the job, on the
     # other CPU when there is one); it waits for its go until the

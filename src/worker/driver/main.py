@@ -9,6 +9,10 @@ EXIT_USAGE = 125
 
 
 def main(argv):
+    if argv[:1] in (["worker"], ["fresh"], ["session"]):
+        # network set: the relay to the proxy, before any code runs.
+        from . import netrelay
+        netrelay.start()
     if len(argv) == 5 and argv[0] == "worker":
         from .zygote import run_worker
         sys.exit(run_worker(argv[1], argv[2], argv[3] == "1", int(argv[4])))

@@ -38,7 +38,7 @@ import signal
 import sys
 import time
 
-from . import background, cell, confine, figures, files, jobcg, magics, procs, written
+from . import background, cell, confine, figures, files, jobcg, magics, netrelay, procs, written
 from .channel import Channel, Malformed
 from .interp import PyInterp, ShellInterp
 
@@ -205,7 +205,7 @@ class Controller:
         session (issue 24). A job's own processes stay below it however
         they detach (a Python job is a subreaper: interp.fork_job)."""
         def victims():
-            keep = set(self.waiters)
+            keep = set(self.waiters) | netrelay.pids()
             for j in self.jobs.values():
                 if j.status is None and j.pid:
                     keep |= procs.tree({j.pid, j.waiter or 0}) | procs.in_session(j.pid) | {j.waiter or 0}

@@ -1,0 +1,295 @@
+"""The network setting from INSIDE the sandbox (issue 26, stage 3): sagebox
+starts its proxy, binds each sandbox's own socket into it, the driver's
+relay serves it on 127.0.0.1, and the code's ordinary clients (urllib,
+curl) reach the listed hosts and nothing else. sagebox runs in a mount
+namespace of its own with the test hosts file over /etc/hosts (its proxy
+resolves names there); the origin servers listen on the host's loopback,
+which no sandbox can reach but through the proxy."""
+import glob
+import http.server
+import json
+import os
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import threading
+import time
+
+import pytest
+
+from conftest import BIN, HOSTS, Origin
+from mcpclient import MCP
+
+
+@pytest.fixture(scope="module")
+def hosts(tmp_path_factory):
+    if os.geteuid() != 0:
+        pytest.skip("needs root: sagebox's hosts file is bound over /etc/hosts in a mount namespace")
+    if not shutil.which("unshare"):
+        pytest.skip("needs unshare (util-linux)")
+    p = tmp_path_factory.mktemp("hosts") / "hosts"
+    p.write_text(HOSTS)
+    return p
+
+
+@pytest.fixture(scope="module")
+def origin():
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Origin)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield srv.server_address[1]
+    srv.shutdown()
+
+
+@pytest.fixture(scope="module")
+def tls(tmp_path_factory):
+    """An HTTPS origin for exact.test with a certificate of a test CA; the
+    code inside trusts that CA for the test (its PEM in the code)."""
+    d = tmp_path_factory.mktemp("tls")
+
+    def ssl_(*a):
+        subprocess.run(["openssl", *a], cwd=d, check=True, capture_output=True)
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    ssl_("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=sagebox test CA")
+    ssl_("req", *ec, "-keyout", "srv.key", "-out", "srv.csr", "-subj", "/CN=exact.test")
+    (d / "ext").write_text("subjectAltName=DNS:exact.test\n")
+    ssl_("x509", "-req", "-in", "srv.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+         "-out", "srv.pem", "-days", "2", "-extfile", "ext")
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Origin)
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(d / "srv.pem", d / "srv.key")
+    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield srv.server_address[1], (d / "ca.pem").read_text()
+    srv.shutdown()
+
+
+def network(origin, tls_port):
+    # The origins listen on loopback: their address is listed too.
+    # loop.test:81 and meta.test:80 are listed by name only.
+    return (f"exact.test:{origin}, exact.test:{tls_port}, 127.0.0.1:{origin}, 127.0.0.1:{tls_port}, "
+            f"loop.test:81, meta.test:80")
+
+
+def prefix(hosts):
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+            'mount --bind "$0" /etc/hosts && exec "$@"', str(hosts)]
+
+
+def server(hosts, net, *flags, audit=None):
+    args = ["--network", net, *flags]
+    if audit:
+        args += ["--audit-log", str(audit)]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SAGEBOX_") or k == "SAGEBOX_BIN"}
+    return MCP(BIN, args, env=env, prefix=prefix(hosts))
+
+
+@pytest.fixture(scope="module")
+def warm(hosts, origin, tls, tmp_path_factory):
+    audit = tmp_path_factory.mktemp("audit") / "audit.jsonl"
+    m = server(hosts, network(origin, tls[0]), audit=audit)
+    m.audit = audit
+    yield m
+    m.close()
+
+
+@pytest.fixture(scope="module")
+def fresh(hosts, origin, tls):
+    m = server(hosts, network(origin, tls[0]), "--isolation", "fresh")
+    yield m
+    m.close()
+
+
+def py(m, code, **kw):
+    r = m.run(code, "python", **kw)
+    assert not r.get("error"), r
+    return r
+
+
+GET = """
+import urllib.request, urllib.error
+try:
+    print(urllib.request.urlopen({url!r}, timeout=20).read().decode(), end="")
+except urllib.error.HTTPError as e:
+    print(e.code, e.read().decode(), end="")
+except Exception as e:
+    print("FAILED", type(e).__name__, e)
+"""
+
+
+def get(m, url, **kw):
+    return py(m, GET.format(url=url), **kw)["stdout"]
+
+
+def test_plain_get_urllib_and_curl_warm_and_fresh(warm, fresh, origin):
+    for m in (warm, fresh):
+        assert get(m, f"http://exact.test:{origin}/in") == f"hello from origin /in host=exact.test:{origin}\n"
+        r = m.run(f"curl -sS http://exact.test:{origin}/curl", "shell")
+        assert r["stdout"] == f"hello from origin /curl host=exact.test:{origin}\n", r
+
+
+def test_plain_get_in_a_session(warm, origin):
+    o = warm.call("session_open", {"lang": "python"})["structuredContent"]["session_id"]
+    try:
+        r = warm.call("run_python", {"session_id": o, "code": GET.format(url=f"http://exact.test:{origin}/s")})
+        assert r["structuredContent"]["stdout"] == f"hello from origin /s host=exact.test:{origin}\n", r
+    finally:
+        warm.call("session_close", {"session_id": o})
+    # The audit knows which sandbox each connection came from.
+    lines = [json.loads(x) for x in warm.audit.read_text().splitlines()]
+    whos = {x["sandbox"] for x in lines if x.get("allowed")}
+    assert "a python session's sandbox" in whos and "the warm python worker" in whos, whos
+
+
+def test_https_through_connect(warm, tls):
+    port, ca = tls
+    r = py(warm, f"""
+import ssl, urllib.request
+ctx = ssl.create_default_context(cadata={ca!r})
+print(urllib.request.urlopen("https://exact.test:{port}/tls", context=ctx, timeout=20).read().decode(), end="")
+""")
+    assert r["stdout"] == f"hello from origin /tls host=exact.test:{port}\n", r
+
+
+def test_refused_name_gets_the_one_liner(warm):
+    assert get(warm, "http://oeis.org/A000108") == \
+        "403 sagebox: oeis.org:80 is not in the network allow-list (setting: network)\n"
+
+
+def test_ip_literal_not_listed(warm, origin):
+    out = get(warm, f"http://127.0.0.2:{origin}/")
+    assert out.startswith("403 ") and "127.0.0.2" in out and "not in the network allow-list" in out, out
+
+
+@pytest.mark.parametrize("url, addr", [("http://loop.test:81/", "127.0.0.1"),
+                                       ("http://meta.test/latest/meta-data/", "169.254.169.254")])
+def test_listed_name_resolving_to_a_special_address(warm, url, addr):
+    out = get(warm, url)
+    assert out.startswith("403 sagebox: ") and f"resolves to {addr}" in out, out
+
+
+def test_redirect_to_a_refused_host(warm, origin):
+    out = get(warm, f"http://exact.test:{origin}/redirect")
+    assert out == "403 sagebox: refused.test:80 is not in the network allow-list (setting: network)\n", out
+
+
+def test_no_way_around_the_proxy(warm, origin):
+    r = py(warm, f"""
+import os, socket
+def tcp(addr):
+    s = socket.socket(); s.settimeout(3)
+    try:
+        s.connect(addr); return "CONNECTED"
+    except OSError as e:
+        return type(e).__name__
+def udp(addr, data=b"x"):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(2)
+    try:
+        s.sendto(data, addr); s.recvfrom(512); return "ANSWERED"
+    except OSError as e:
+        return type(e).__name__
+# a DNS query for exact.test
+q = bytes.fromhex("12340100000100000000000005657861637404746573740000010001")
+print(tcp(("127.0.0.1", {origin})), tcp(("10.1.2.3", 80)), udp(("8.8.8.8", 53), q), udp(("127.0.0.53", 53), q),
+      udp(("10.1.2.3", 9)))
+try:
+    socket.getaddrinfo("exact.test", 80); print("RESOLVED")
+except OSError:
+    print("no resolver")
+print(sorted(os.listdir("/run/sagebox-net")), "SAGEBOX_NET_SOCKET" in os.environ)
+import glob; print(glob.glob("/tmp/sagebox-net-*"))
+""")
+    lines = r["stdout"].splitlines()
+    tcp_loop, tcp_lan, dns, dns_local, udp_lan = lines[0].split()
+    # The host's loopback is not the sandbox's, and Landlock allows the
+    # relay's port alone.
+    assert tcp_loop in ("ConnectionRefusedError", "PermissionError"), lines
+    assert tcp_lan != "CONNECTED" and "ANSWERED" not in (dns, dns_local, udp_lan), lines
+    assert lines[1] == "no resolver"
+    # Its own socket only; no other sandbox's, no host directory.
+    assert lines[2] == "['proxy.sock'] False", lines
+    assert lines[3] == "[]"
+
+
+def test_proxy_variables_and_none(hosts, warm):
+    want = "http://127.0.0.1:3128"
+    r = py(warm, "import os\nfor k in ('HTTP_PROXY','https_proxy','ALL_PROXY','NO_PROXY'): print(os.environ[k])")
+    assert r["stdout"].split() == [want, want, want, "localhost,127.0.0.1"]
+    # network = none: no proxy process, no socket, no variables.
+    m = server(hosts, "none")
+    try:
+        r = py(m, "import os\nprint(sorted(k for k in os.environ if 'proxy' in k.lower() or 'SAGEBOX_NET' in k),"
+                  " os.path.exists('/run/sagebox-net'))")
+        assert r["stdout"] == "[] False\n", r
+        assert not proxies_of(sagebox_pid(m))
+    finally:
+        m.close()
+
+
+def sagebox_pid(m):
+    # unshare and sh exec: the MCP process is sagebox itself.
+    return m.proc.pid
+
+
+def proxies_of(pid):
+    out = subprocess.run(["pgrep", "-P", str(pid), "-f", "^sagebox proxy "], capture_output=True, text=True)
+    return [int(x) for x in out.stdout.split()]
+
+
+def socket_dir(proxy_pid):
+    with open(f"/proc/{proxy_pid}/cmdline") as f:
+        argv = f.read().split("\0")
+    return argv[argv.index("--socket-dir") + 1]
+
+
+def test_the_proxy_and_its_sockets_go_with_a_killed_sagebox(hosts, origin, tls):
+    m = server(hosts, network(origin, tls[0]))
+    try:
+        py(m, "print(1)")
+        o = m.call("session_open", {"lang": "python"})["structuredContent"]["session_id"]
+        assert o
+        pids = proxies_of(sagebox_pid(m))
+        assert len(pids) == 1, pids
+        proxy = pids[0]
+        with open(f"/proc/{proxy}/status") as f:
+            uid = [l.split()[1] for l in f if l.startswith("Uid:")][0]
+        assert uid != "0"  # never root
+        d = socket_dir(proxy)
+        assert glob.glob(d + "/*/proxy.sock")  # a socket per sandbox
+        os.kill(sagebox_pid(m), signal.SIGKILL)
+        m.proc.wait(timeout=10)
+        for _ in range(100):
+            if not os.path.exists(f"/proc/{proxy}") and not os.path.exists(d):
+                break
+            time.sleep(0.1)
+        assert not os.path.exists(f"/proc/{proxy}"), "the proxy outlived sagebox"
+        assert not os.path.exists(d), os.listdir(d)
+    finally:
+        m.close()
+
+
+def test_a_backend_without_the_relay_refuses(hosts):
+    r = subprocess.run([BIN, "run", "--backend", "podman", "--network", "oeis.org", "--lang", "python", "-"],
+                       input="print(1)", capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0 and "cannot reach the proxy yet" in r.stderr, r
+
+
+def test_status_and_self_test_show_the_policy_as_enforced(hosts, origin):
+    net = f"exact.test:{origin}, 127.0.0.1:{origin}"
+    r = subprocess.run(prefix(hosts) + [BIN, "status", "--json", "--network", net], capture_output=True,
+                       text=True, timeout=120)
+    st = json.loads(r.stdout)
+    assert st["network"]["allow"] == net and st["network"]["proxy_running"] is True, st["network"]
+    r = subprocess.run(prefix(hosts) + [BIN, "status", "--network", net], capture_output=True, text=True, timeout=120)
+    assert "network       only through sagebox's proxy" in r.stdout and "exact.test" in r.stdout, r.stdout
+    r = subprocess.run([BIN, "status", "--json"], capture_output=True, text=True, timeout=120)
+    assert json.loads(r.stdout)["network"] == {"allow": "none"}
+    # self-test: a refused and an allowed connection, tried from inside.
+    r = subprocess.run(prefix(hosts) + [BIN, "self-test", "--json", "--network", net], capture_output=True,
+                       text=True, timeout=600)
+    checks = {c["name"]: c for c in json.loads(r.stdout)["checks"]}
+    refused = checks["network: an unlisted host is refused"]
+    allowed = checks["network: a listed host is let through"]
+    assert refused["ok"] and " 403 " in refused["detail"], refused
+    assert allowed["ok"] and f"CONNECT exact.test:{origin}: HTTP/1.1 200" in allowed["detail"], allowed
