@@ -1,4 +1,5 @@
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/exit_status.h"
@@ -11,6 +12,15 @@ void sb_cli_print_error(const struct sb_error *err)
 	fprintf(stderr, "sagebox: %s\n", err->msg[0] ? err->msg : "unknown error");
 	if (err->hint[0])
 		fprintf(stderr, "sagebox: hint: %s\n", err->hint);
+}
+
+void sb_cli_print_json(json_t *o)
+{
+	char *s = json_dumps(o, JSON_INDENT(2));
+	if (s)
+		puts(s);
+	free(s);
+	json_decref(o);
 }
 
 /* "--key=value" or "--key value": the flag name and its value. */
@@ -85,9 +95,9 @@ int sb_cli_load_settings(int argc, char **argv, struct sb_config *cfg, char **re
 		rest[(*nrest)++] = argv[i];
 	/* Issue 26 in stages: the proxy is built, the sandboxes do not reach it
 	 * yet. Refuse rather than tell the model hosts it cannot reach. */
-	if (cfg->net.n && strcmp(argv[0], "proxy")) {
+	if (cfg->net.n && strcmp(argv[0], "proxy") && strcmp(argv[0], "packages")) {
 		fprintf(stderr, "sagebox: network = %s: sandboxes cannot reach the proxy yet (issue 26: only "
-				"`sagebox proxy` uses this setting so far)\n"
+				"`sagebox proxy` and `sagebox packages add` use this setting so far)\n"
 				"sagebox: hint: set network = none (the default) to run code\n",
 			cfg->network);
 		return -1;

@@ -13,5 +13,8 @@
 /* Host directories shared read-only with every sandbox (`share`). */
 #define SB_SHARES_MAX 8
 #define SB_SHARE_MOUNT "/data" /* each appears as /data/<its last component> */
+/* The user's package presets (`sagebox packages add`, packages/packages.h):
+ * bound read-only here when there are any, at the end of sys.path. */
+#define SB_PACKAGES_MOUNT "/opt/sagebox/site-packages"
 
 #endif
