@@ -101,6 +101,7 @@ void nat_build_root(const struct nat_plan *p)
 	/* Before the root tmpfs covers NEWROOT: a share may live below it. */
 	nat_open_shares(p, share_fds);
 	nat_open_installs(p, install_fds);
+	int packages_fd = nat_open_packages(p);
 	/* Private, recursively: no mount we make propagates to the host, and
 	 * no later host mount appears in the sandbox. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
@@ -111,6 +112,7 @@ void nat_build_root(const struct nat_plan *p)
 		nat_child_fail("mounts", errno, "mount the root tmpfs");
 	system_dirs();
 	nat_mount_installs(p, install_fds, NEWROOT);
+	nat_mount_packages(packages_fd, NEWROOT);
 	path_in(dst, sizeof dst, "/etc");
 	nat_make_etc(dst);
 	fresh_proc();
