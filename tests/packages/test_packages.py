@@ -111,3 +111,22 @@ def test_remove_unknown(box):
     assert p.returncode != 0
     assert "no package 'nosuchpkg'" in p.stderr and "packages list" in p.stderr
 
+
+
+@pytest.mark.parametrize("lang", ["python", "sage"])
+def test_session_sees_it_read_only(box, index, lang):
+    from mcpclient import MCP, TOOLS
+    assert box.add(index, NAME).returncode == 0
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SAGEBOX_")}
+    env["XDG_DATA_HOME"] = box.data_home
+    with MCP(os.environ.get("SAGEBOX_BIN", "build/sagebox"), env=env) as m:
+        sid = m.call("session_open", {"lang": lang})["structuredContent"]["session_id"]
+        try:
+            r = m.call(TOOLS[lang], {"code": PROBE, "session_id": sid})["structuredContent"]
+            out = lines(r)
+            assert out.get("value") == "42 hello from sbtinypkg", r
+            assert out.get("file") == f"{MOUNT}/{NAME}/__init__.py"
+            for what in ("write", "change", "remove"):
+                assert out.get(what, "").startswith("refused"), (what, r)
+        finally:
+            m.call("session_close", {"session_id": sid})
