@@ -26,6 +26,7 @@ static void usage(FILE *out)
 		"  image build [--tag TAG]         build a Sage container image from Debian packages\n"
 		"  policy [--json]                 the system calls the sandbox refuses, and why\n"
 		"  proxy --listen SOCKET           the network proxy alone, with the network setting (issue 26)\n"
+		"  packages add|list|remove NAME   Python packages (wheels) for every sandbox, via the proxy\n"
 		"\n"
 		"  sagebox COMMAND --help          help for one command\n"
 		"  sagebox --help-settings         every setting, its flag, variable and allowed values\n"
@@ -65,6 +66,8 @@ int main(int argc, char **argv)
 		return sb_cli_mcp(argc - 1, argv + 1);
 	if (!strcmp(cmd, "proxy"))
 		return sb_cli_proxy(argc - 1, argv + 1);
+	if (!strcmp(cmd, "packages"))
+		return sb_cli_packages(argc - 1, argv + 1);
 	if (!strcmp(cmd, "image"))
 		return sb_cli_image(argc - 1, argv + 1);
 	fprintf(stderr, "sagebox: unknown command '%s'\n\n", cmd);

@@ -2,6 +2,7 @@
 #ifndef SAGEBOX_CLI_H
 #define SAGEBOX_CLI_H
 
+#include <jansson.h>
 #include <stdbool.h>
 
 #include "config/config.h"
@@ -16,6 +17,8 @@ int sb_cli_mcp(int argc, char **argv);
 int sb_cli_image(int argc, char **argv);
 /* sagebox proxy --listen PATH: the network proxy in the foreground (issue 26). */
 int sb_cli_proxy(int argc, char **argv);
+/* sagebox packages add|list|remove: the user's package presets (issue 26). */
+int sb_cli_packages(int argc, char **argv);
 /* sagebox policy [--json]: the syscall policy table. */
 int sb_cli_policy(int argc, char **argv);
 
@@ -26,6 +29,9 @@ int sb_cli_policy(int argc, char **argv);
  * rest[0..*nrest) (rest must hold argc entries). On a bad value prints the
  * error with its origin and allowed range to stderr and returns -1. */
 int sb_cli_load_settings(int argc, char **argv, struct sb_config *cfg, char **rest, int *nrest);
+
+/* Print o as indented JSON on stdout, then drop the reference. */
+void sb_cli_print_json(json_t *o);
 
 /* Print an error (and its hint) as "sagebox: ...". */
 void sb_cli_print_error(const struct sb_error *err);

@@ -1,4 +1,5 @@
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/exit_status.h"
@@ -11,6 +12,15 @@ void sb_cli_print_error(const struct sb_error *err)
 	fprintf(stderr, "sagebox: %s\n", err->msg[0] ? err->msg : "unknown error");
 	if (err->hint[0])
 		fprintf(stderr, "sagebox: hint: %s\n", err->hint);
+}
+
+void sb_cli_print_json(json_t *o)
+{
+	char *s = json_dumps(o, JSON_INDENT(2));
+	if (s)
+		puts(s);
+	free(s);
+	json_decref(o);
 }
 
 /* "--key=value" or "--key value": the flag name and its value. */

@@ -17,11 +17,12 @@
 #define IMG_DEFAULT_TAG "localhost/sagebox-sage:deb12"
 #define IMG_DEFAULT_SUITE "bookworm"
 #define IMG_MAX_MIRRORS 16
+#define IMG_MAX_APT 32
 
 static void image_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: sagebox image build [--tag TAG] [--suite SUITE] [--mirror URL] [--dry-run]\n"
+		"usage: sagebox image build [--tag TAG] [--suite SUITE] [--mirror URL] [--apt PKG]... [--dry-run]\n"
 		"                           [--podman PATH] [--backend podman|docker]\n"
 		"\n"
 		"Build a SageMath container image from Debian's sagemath package, without root\n"
@@ -34,6 +35,7 @@ static void image_usage(FILE *out)
 		"  --tag TAG      image name (default " IMG_DEFAULT_TAG ")\n"
 		"  --suite SUITE  Debian release (default " IMG_DEFAULT_SUITE ")\n"
 		"  --mirror URL   Debian mirror to use instead of apt's (repeatable)\n"
+		"  --apt PKG      one more Debian package in the image (repeatable)\n"
 		"  --dry-run      print the commands, run nothing\n"
 		"\n"
 		"Needs: mmdebstrap, uidmap (newuidmap) and /etc/subuid, /etc/subgid ranges for\n"
@@ -186,10 +188,22 @@ static bool bad_name(const char *s)
 			return true;
 	return false;
 }
+/* Debian policy's package name: [a-z0-9][a-z0-9+.-]+ (nothing mmdebstrap
+ * could read as an option or a list separator). */
+static bool debian_name(const char *s)
+{
+	if (strlen(s) < 2 || strlen(s) > 100 || !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= '0' && s[0] <= '9')))
+		return false;
+	for (const char *p = s; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '+' || *p == '-' || *p == '.'))
+			return false;
+	return true;
+}
+
 /* The image is built by a backend that runs images: the one the settings
  * name, or podman when they name one that does not (auto, native, host). */
 static int build_with_backend(struct sb_config *cfg, const char *tag, const char *suite, const struct mirrors *m,
-			      bool dry_run)
+			      const char *const *apt, bool dry_run)
 {
 	const struct sb_backend_type *t = sb_backend_type_find(cfg->backend);
 	if (!t || !(t->caps & SB_CAP_IMAGES))
@@ -204,7 +218,8 @@ static int build_with_backend(struct sb_config *cfg, const char *tag, const char
 	for (size_t i = 0; i < m->n; i++)
 		sources[i] = m->line[i];
 	sources[m->n] = NULL;
-	struct sb_image_recipe r = {.tag = tag, .suite = suite, .apt_sources = sources, .dry_run = dry_run};
+	struct sb_image_recipe r = {.tag = tag, .suite = suite, .apt_sources = sources, .apt_extra = apt,
+				   .dry_run = dry_run};
 	int rc = be->type->ops->image_build(be->self, &r);
 	sb_backend_close(be);
 	return rc;
@@ -222,8 +237,8 @@ int sb_cli_image(int argc, char **argv)
 		return SB_EXIT_USAGE;
 	}
 	const char *tag = IMG_DEFAULT_TAG, *suite = IMG_DEFAULT_SUITE, *sub = NULL;
-	const char *user_mirrors[IMG_MAX_MIRRORS];
-	size_t nuser = 0;
+	const char *user_mirrors[IMG_MAX_MIRRORS], *apt[IMG_MAX_APT + 1] = {0};
+	size_t nuser = 0, napt = 0;
 	bool dry_run = false;
 	int ret = 2;
 	for (int i = 1; i < nrest; i++) {
@@ -244,6 +259,20 @@ int sb_cli_image(int argc, char **argv)
 			if (nuser >= IMG_MAX_MIRRORS || i + 1 >= nrest)
 				goto bad;
 			user_mirrors[nuser++] = rest[++i];
+			continue;
+		} else if (!strcmp(a, "--apt") || !strncmp(a, "--apt=", 6)) {
+			const char *pkg = a[5] == '=' ? a + 6 : i + 1 < nrest ? rest[++i] : "";
+			if (!debian_name(pkg)) {
+				fprintf(stderr, "sagebox: image: --apt takes a Debian package name (lower case letters, "
+						"digits, '+', '-', '.'), not '%s'\n",
+					pkg);
+				goto bad;
+			}
+			if (napt >= IMG_MAX_APT) {
+				fprintf(stderr, "sagebox: image: at most %d --apt packages\n", IMG_MAX_APT);
+				goto bad;
+			}
+			apt[napt++] = pkg;
 			continue;
 		} else if (!strncmp(a, "--tag=", 6)) {
 			tag = a + 6;
@@ -301,7 +330,7 @@ int sb_cli_image(int argc, char **argv)
 		ret = SB_EXIT_FAILURE;
 		goto out;
 	}
-	ret = build_with_backend(&cfg, tag, suite, &m, dry_run);
+	ret = build_with_backend(&cfg, tag, suite, &m, apt, dry_run);
 	for (size_t i = 0; i < m.n; i++)
 		free(m.line[i]);
 out:

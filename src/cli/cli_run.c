@@ -206,12 +206,7 @@ int sb_cli_run(int argc, char **argv)
 	if (fig_dfd >= 0)
 		save_figures(fig_dfd, fig_dir, &res.figures);
 	if (json) {
-		json_t *o = sb_result_to_json(&res);
-		char *s = json_dumps(o, JSON_INDENT(2));
-		if (s)
-			puts(s);
-		free(s);
-		json_decref(o);
+		sb_cli_print_json(sb_result_to_json(&res));
 	} else {
 		print_plain(&res, fig_dfd >= 0);
 	}

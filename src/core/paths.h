@@ -19,5 +19,8 @@
 #define SB_NET_MOUNT "/run/sagebox-net"
 #define SB_NET_SOCKET SB_NET_MOUNT "/proxy.sock"
 #define SB_NET_PORT 3128
+/* The user's package presets (`sagebox packages add`, packages/packages.h):
+ * bound read-only here when there are any, at the end of sys.path. */
+#define SB_PACKAGES_MOUNT "/opt/sagebox/site-packages"
 
 #endif

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "packages/packages.h"
 #include "runner/capture.h"
 #include "runner/fresh.h"
 #include "runner/locate.h"
@@ -35,6 +36,12 @@ void sb_runner_backend_settings(const struct sb_config *cfg, struct sb_backend_s
 	s->container_user = cfg->container_user;
 	s->shares = (const char (*)[PATH_MAX])cfg->shares;
 	s->n_shares = cfg->n_shares;
+	/* Only a directory with packages in it, that the sandbox user can
+	 * read: otherwise sandboxes are as they were without it. */
+	char why[PATH_MAX + 128];
+	if (sb_packages_dir(s->packages, sizeof s->packages, NULL) != 0 ||
+	    !sb_packages_bindable(s->packages, why, sizeof why))
+		s->packages[0] = '\0';
 	/* The runner's policy: idle warm workers of both kinds, every job
 	 * slot, and one client's sessions (fewer when the total of all
 	 * clients is lower) with a spare per language. */
@@ -208,6 +215,9 @@ json_t *sb_runner_status(struct sb_runner *r)
 {
 	json_t *o = json_object();
 	json_object_set_new(o, "settings", sb_config_to_json(&r->cfg));
+	json_t *pk = sb_packages_status();
+	if (pk)
+		json_object_set_new(o, "packages", pk);
 	if (!r->backend) {
 		json_object_set_new(o, "ok", json_false());
 		json_object_set_new(o, "backend", json_pack("{s:s, s:b, s:s, s:s}", "name",

@@ -82,6 +82,9 @@ struct sb_backend_settings {
 	 * in every sandbox (resolved, existing; config's `share`). */
 	const char (*shares)[PATH_MAX];
 	unsigned n_shares;
+	/* The user's package presets (packages/packages.h): a host directory
+	 * bound read-only at SB_PACKAGES_MOUNT in every sandbox; "": none. */
+	char packages[PATH_MAX];
 	unsigned max_sandboxes;        /* how many may run at once: warm workers, jobs, sessions */
 	/* Executables the runner starts inside the sandbox (status checks
 	 * they exist): {name, path} pairs, name NULL at the end. */
@@ -106,6 +109,7 @@ struct sb_image_recipe {
 	const char *tag;                 /* the image name to create */
 	const char *suite;               /* Debian release, e.g. bookworm */
 	const char *const *apt_sources;  /* "deb URI SUITE main" lines, NULL-terminated */
+	const char *const *apt_extra;    /* more Debian packages (--apt), NULL-terminated; NULL: none */
 	bool dry_run;                    /* print the commands, run nothing */
 };
 

@@ -8,6 +8,26 @@
 
 #include "tools/status_rows.h"
 
+/* The user's package presets (`sagebox packages add`), when there are any. */
+static void packages_row(struct sb_status_rows *r, const json_t *pk)
+{
+	const json_t *l = json_object_get(pk, "installed");
+	const char *why = sb_report_str(pk, "why");
+	if (!json_array_size(l) && !why)
+		return;
+	SB_AUTO_BUF names = {0};
+	size_t i;
+	const json_t *it;
+	json_array_foreach(l, i, it)
+		sb_buf_printf(&names, "%s%s %s", i ? ", " : "", sb_report_txt(it, "name"), sb_report_txt(it, "version"));
+	if (json_is_true(json_object_get(pk, "bound")))
+		sb_report_row(&r->details, "packages", "%s, bound read-only at %s (end of sys.path): %s",
+			      sb_report_txt(pk, "dir"), sb_report_txt(pk, "mount"), names.len ? names.data : "");
+	else
+		sb_report_row(&r->warn, "packages", "%s is not bound into sandboxes: %s", sb_report_txt(pk, "dir"),
+			      why ? why : "");
+}
+
 /* The rows every backend shares: what sagebox itself enforces, and how it runs. */
 static void runner_rows(struct sb_status_rows *r, const json_t *st, const json_t *s)
 {
@@ -60,6 +80,7 @@ static void runner_rows(struct sb_status_rows *r, const json_t *st, const json_t
 					       "audit log: %s", timeout, sb_report_txt(s, "memory"),
 		      json_number_value(json_object_get(s, "cpus")), (long long)json_integer_value(json_object_get(s, "pids")),
 		      cfg ? cfg : "none", audit && *audit ? audit : "off");
+	packages_row(r, json_object_get(st, "packages"));
 	const json_t *mcp = json_object_get(st, "mcp");
 	if (mcp) {
 		const char *client = sb_report_str(mcp, "client");

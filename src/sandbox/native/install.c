@@ -28,7 +28,7 @@ static const char *refusal(const char *path)
 	/* The sandbox makes these itself (a bind there would shadow its own
 	 * /tmp, /etc, /dev, a session's /work, the shares at /data). */
 	static const char *const own[] = {"/tmp", "/proc", "/sys", "/dev", "/run", "/etc", SB_SANDBOX_WORKSPACE,
-					  SB_SHARE_MOUNT};
+					  SB_SHARE_MOUNT, "/opt/sagebox"};
 	for (size_t i = 0; i < sizeof own / sizeof *own; i++)
 		if (within(path, own[i]))
 			return "the sandbox has its own directory there: install Sage elsewhere (e.g. /opt)";

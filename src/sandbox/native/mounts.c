@@ -102,6 +102,7 @@ void nat_build_root(const struct nat_plan *p)
 	nat_open_shares(p, share_fds);
 	nat_open_installs(p, install_fds);
 	int net_fd = nat_open_net(p);
+	int packages_fd = nat_open_packages(p);
 	/* Private, recursively: no mount we make propagates to the host, and
 	 * no later host mount appears in the sandbox. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
@@ -112,6 +113,7 @@ void nat_build_root(const struct nat_plan *p)
 		nat_child_fail("mounts", errno, "mount the root tmpfs");
 	system_dirs();
 	nat_mount_installs(p, install_fds, NEWROOT);
+	nat_mount_packages(packages_fd, NEWROOT);
 	path_in(dst, sizeof dst, "/etc");
 	nat_make_etc(dst);
 	fresh_proc();

@@ -76,6 +76,7 @@ struct nat_self {
 	unsigned n_shares;
 	char installs[NAT_INSTALLS_MAX][PATH_MAX]; /* Sage outside /usr: bound at the same path */
 	unsigned n_installs;
+	char packages[PATH_MAX];  /* the user's packages: bound at SB_PACKAGES_MOUNT; "": none */
 	/* "PATH=" their bin dirs (nat_add_path) then the usual PATH, or "" */
 	char path_env[2 * PATH_MAX + 64];
 	struct {
@@ -190,6 +191,7 @@ struct nat_plan {
 	const char (*installs)[PATH_MAX]; /* bound read-only at the same path (nat_self's) */
 	unsigned n_installs;
 	const char *net_dir;       /* network: the proxy socket's host dir, for SB_NET_MOUNT; NULL: none */
+	const char *packages;      /* host dir bound read-only at SB_PACKAGES_MOUNT; "": none */
 	pid_t caller_pid;
 	bool drop_root;            /* started as root: become host_uid first */
 	uid_t host_uid;            /* unprivileged uid outside (after the drop) */
@@ -244,6 +246,9 @@ int nat_bind_install(void *self, const char *const *paths, bool required, json_t
 int nat_add_path(void *self, const char *dir);
 void nat_open_installs(const struct nat_plan *p, int fds[NAT_INSTALLS_MAX]);
 void nat_mount_installs(const struct nat_plan *p, const int fds[NAT_INSTALLS_MAX], const char *newroot);
+/* packages.c: the user's package presets at SB_PACKAGES_MOUNT (-1: none). */
+int nat_open_packages(const struct nat_plan *p);
+void nat_mount_packages(int fd, const char *newroot);
 void nat_make_dev(const char *dev, const struct sb_limits *l);
 void nat_make_etc(const char *etc);
 /* bind.c: a read-only bind (ro,nosuid,nodev on every submount), or a

@@ -173,6 +173,7 @@ static void *native_open(const struct sb_backend_settings *s, struct sb_error *e
 	snprintf(ns->sandbox_user, sizeof ns->sandbox_user, "%s", s->sandbox_user ? s->sandbox_user : "");
 	for (unsigned i = 0; i < s->n_shares && i < SB_SHARES_MAX; i++)
 		snprintf(ns->shares[ns->n_shares++], PATH_MAX, "%s", s->shares[i]);
+	snprintf(ns->packages, sizeof ns->packages, "%s", s->packages);
 	for (size_t i = 0; i < sizeof ns->commands / sizeof ns->commands[0] && s->commands[i].name; i++) {
 		snprintf(ns->commands[i].name, sizeof ns->commands[i].name, "%s", s->commands[i].name);
 		snprintf(ns->commands[i].path, sizeof ns->commands[i].path, "%s", s->commands[i].path);
@@ -207,6 +208,7 @@ static int native_spawn(void *self, const struct sb_sandbox_req *req, struct sb_
 	p->n_shares = ns->n_shares;
 	p->installs = ns->installs;
 	p->n_installs = ns->n_installs;
+	p->packages = ns->packages;
 	p->caller_pid = getpid();
 	p->drop_root = geteuid() == 0;
 	if (p->drop_root) {

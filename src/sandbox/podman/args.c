@@ -175,6 +175,11 @@ int pm_build_run_argv(const struct pm_self *pm, const struct pm_info *info, cons
 		r |= pushf(a, "type=bind,source=%s,target=%s%s,readonly=true", pm->shares[i], SB_SHARE_MOUNT,
 			   strrchr(pm->shares[i], '/'));
 	}
+	/* The user's package presets (packages/packages.h): read-only too. */
+	if (pm->packages[0] && !strchr(pm->packages, ',')) {
+		r |= push(a, "--mount");
+		r |= pushf(a, "type=bind,source=%s,target=%s,readonly=true", pm->packages, SB_PACKAGES_MOUNT);
+	}
 	r |= push(a, "--workdir");
 	r |= push(a, req->workspace_bytes ? SB_SANDBOX_WORKSPACE : SB_SANDBOX_WORKDIR);
 	/* Stops: host secrets (API keys in the MCP client's environment)

@@ -113,7 +113,12 @@ int pm_image_build(const struct pm_self *pm, const struct sb_image_recipe *r)
 	mm[n++] = "--format=tar";
 	/* singular-doc for Singular's info file: Sage's singular.<cmd>? help
 	 * reads it (the rest of that package, its HTML, is excluded below). */
-	mm[n++] = "--include=sagemath,python3,singular-doc";
+	char include[1024] = "--include=sagemath,python3,singular-doc";
+	for (size_t i = 0; r->apt_extra && r->apt_extra[i]; i++) {
+		size_t l = strlen(include);
+		snprintf(include + l, sizeof include - l, ",%s", r->apt_extra[i]);
+	}
+	mm[n++] = include;
 	mm[n++] = "--dpkgopt=path-exclude=/usr/share/man/*";
 	mm[n++] = "--dpkgopt=path-exclude=/usr/share/doc/*";
 	mm[n++] = "--dpkgopt=path-include=/usr/share/doc/*/copyright";

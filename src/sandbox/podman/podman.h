@@ -44,6 +44,7 @@ struct pm_self {
 	struct sb_limits limits;   /* a job's defaults, for status */
 	char shares[SB_SHARES_MAX][PATH_MAX]; /* bound read-only at /data/NAME */
 	unsigned n_shares;
+	char packages[PATH_MAX];   /* the user's packages: bound at SB_PACKAGES_MOUNT; "": none */
 };
 
 /* ---- exec.c: run the engine with a scrubbed environment ---- */

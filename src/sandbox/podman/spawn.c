@@ -248,6 +248,7 @@ static void *pm_open(const struct sb_backend_settings *s, enum pm_engine eng, st
 	snprintf(pm->container_user, sizeof pm->container_user, "%s", s->container_user ? s->container_user : "");
 	for (unsigned i = 0; i < s->n_shares && i < SB_SHARES_MAX; i++)
 		snprintf(pm->shares[pm->n_shares++], PATH_MAX, "%s", s->shares[i]);
+	snprintf(pm->packages, sizeof pm->packages, "%s", s->packages);
 	pm->limits = s->limits;
 	return pm;
 }

@@ -6,9 +6,23 @@ USAGE = ("sagebox driver: usage: worker KIND SHELL OWN_PIDNS WARM_MIB | fresh KI
          " | session LANG SHELL OWN_PIDNS WORKSPACE LIMITS_JSON\n")
 # "the sandbox failed" (core/exit_status.h SB_EXIT_SANDBOX)
 EXIT_USAGE = 125
+# The user's package presets, bound read-only here when there are any
+# (core/paths.h SB_PACKAGES_MOUNT, `sagebox packages add`).
+PACKAGES = "/opt/sagebox/site-packages"
+
+
+def add_packages(path=None):
+    """The user's packages at the END of sys.path: Sage's own modules are
+    found first, so a package's copy of a dependency never replaces the one
+    Sage was built with. Inherited by every job this interpreter forks."""
+    import os
+    path = path or PACKAGES
+    if os.path.isdir(path) and path not in sys.path:
+        sys.path.append(path)
 
 
 def main(argv):
+    add_packages()
     if argv[:1] in (["worker"], ["fresh"], ["session"]):
         # network set: the relay to the proxy, before any code runs.
         from . import netrelay

@@ -1,0 +1,46 @@
+/* The user's package presets (packages/packages.h) in the native sandbox:
+ * the host directory opened before the root tmpfs covers the host's tree,
+ * bound read-only at SB_PACKAGES_MOUNT after the system directories. Runs
+ * in init, single-threaded: failures are reported with nat_child_fail. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sandbox/native/native.h"
+
+int nat_open_packages(const struct nat_plan *p)
+{
+	if (!p->packages || !p->packages[0])
+		return -1;
+	int fd;
+	nat_open_dirs((const char (*)[PATH_MAX])p->packages, 1, &fd, "the packages directory",
+		      "the sandbox user must be able to read it (chmod 755), or empty it: sagebox packages remove");
+	return fd;
+}
+
+void nat_mount_packages(int fd, const char *newroot)
+{
+	char dst[PATH_MAX], src[64];
+	if (fd < 0)
+		return;
+	if (snprintf(dst, sizeof dst, "%s%s", newroot, SB_PACKAGES_MOUNT) >= (int)sizeof dst)
+		nat_child_fail("mounts", ENAMETOOLONG, "%s", SB_PACKAGES_MOUNT);
+	for (char *s = dst + strlen(newroot) + 1;; s++) {
+		if (*s && *s != '/')
+			continue;
+		char c = *s;
+		*s = '\0';
+		if (mkdir(dst, 0755) != 0 && errno != EEXIST)
+			nat_child_fail("mounts", errno, "mkdir %s", dst);
+		if (!(*s = c))
+			break;
+	}
+	snprintf(src, sizeof src, "/proc/self/fd/%d", fd);
+	/* Read-only, nosuid, nodev (nat_bind): the code imports the user's
+	 * packages and can never change them for the next sandbox. */
+	nat_bind(src, dst, false);
+	close(fd);
+}
