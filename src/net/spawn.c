@@ -126,7 +126,7 @@ static int listen_at(const char *path)
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
-	if (bind(fd, (struct sockaddr *)&a, sizeof a) || listen(fd, 64) || give(path)) {
+	if (bind(fd, (struct sockaddr *)&a, sizeof a) || listen(fd, 64) || give(path) || chmod(path, 0666)) {
 		int saved = errno;
 		close(fd);
 		errno = saved;
@@ -180,7 +180,13 @@ int sb_netproxy_add(const char *who, struct sb_netslot *slot, struct sb_error *e
 		if ((unsigned char)*p < 0x20)
 			*p = ' ';
 	int fd = -1;
-	if (mkdir(dir, 0700) || give(dir) || (fd = listen_at(sock)) < 0) {
+	/* Reachable by the sandbox's uid whatever it is: a Podman container's
+	 * uid is a subordinate uid, not ours, so the directory is 0711 (enter,
+	 * not list) and the socket 0666 (connect). No host user gains by it:
+	 * px.base above is 0700, so only we (and the one sandbox it is bound
+	 * into) can reach the path, and host users have a network of their
+	 * own anyway. chmod, not the mode argument: the umask would narrow it. */
+	if (mkdir(dir, 0700) || give(dir) || chmod(dir, 0711) || (fd = listen_at(sock)) < 0) {
 		sb_fail(err, "network proxy: cannot make the sandbox's socket %s: %s", sock, strerror(errno));
 		remove_dir(dir);
 		pthread_mutex_unlock(&px.lock);

@@ -71,14 +71,16 @@ struct sb_runner *sb_runner_new(const struct sb_config *cfg, struct sb_error *er
 	/* A missing backend is not fatal here: status must still be able to
 	 * say what is wrong, and each job reports it as a sandbox error. */
 	r->backend = sb_runner_backend_open(&r->cfg, &r->backend_err);
-	/* network set: the proxy, before any sandbox (net/spawn.h). Only the
-	 * native backend binds its socket into a sandbox so far: any other
-	 * would run the code without the network the user asked for. */
-	if (r->backend && r->cfg.net.n && strcmp(sb_backend_name(r->backend), "native")) {
-		sb_fail(&r->backend_err, "network = %s: the %s backend cannot reach the proxy yet (issue 26: "
-					 "only the native backend gives its sandboxes the network)",
+	/* network set: the proxy, before any sandbox (net/spawn.h). Every
+	 * isolated backend binds a sandbox's own socket directory into it
+	 * (native: session_mounts.c; podman and docker: args.c). The host
+	 * backend confines nothing: its code has the whole network, and a
+	 * list would promise a limit that does not hold. */
+	if (r->backend && r->cfg.net.n && !sb_backend_has(r->backend, SB_CAP_ISOLATED)) {
+		sb_fail(&r->backend_err, "network = %s: the %s backend does not isolate the code, which has the "
+					 "host's whole network: an allow-list cannot hold there",
 			r->cfg.network, sb_backend_name(r->backend));
-		sb_hint(&r->backend_err, "use --backend native, or set network = none (the default)");
+		sb_hint(&r->backend_err, "use --backend native or podman, or set network = none (the default)");
 		sb_backend_close(r->backend);
 		r->backend = NULL;
 	}

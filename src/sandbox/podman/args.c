@@ -180,6 +180,20 @@ int pm_build_run_argv(const struct pm_self *pm, const struct pm_info *info, cons
 		r |= push(a, "--mount");
 		r |= pushf(a, "type=bind,source=%s,target=%s,readonly=true", pm->packages, SB_PACKAGES_MOUNT);
 	}
+	/* network set (issue 26): this sandbox's own proxy socket directory,
+	 * read-only (the code can connect to the socket, never replace it).
+	 * --network=none stays: the driver's relay listens on the container's
+	 * own loopback and reaches the proxy only through this socket. */
+	if (req->net_dir) {
+		if (strchr(req->net_dir, ',')) {
+			pm_argv_free(a);
+			sb_fail(err, "the proxy socket directory %s has a ',', which would end the --mount option",
+				req->net_dir);
+			return sb_hint(err, "set TMPDIR to a directory whose path has no ',' (or unset it: /tmp)");
+		}
+		r |= push(a, "--mount");
+		r |= pushf(a, "type=bind,source=%s,target=%s,readonly=true", req->net_dir, SB_NET_MOUNT);
+	}
 	r |= push(a, "--workdir");
 	r |= push(a, req->workspace_bytes ? SB_SANDBOX_WORKSPACE : SB_SANDBOX_WORKDIR);
 	/* Stops: host secrets (API keys in the MCP client's environment)
@@ -187,6 +201,11 @@ int pm_build_run_argv(const struct pm_self *pm, const struct pm_info *info, cons
 	if (eng == PM_PODMAN)
 		r |= push(a, "--unsetenv-all");
 	for (const char *const *e = sb_sandbox_env(); *e; e++) {
+		r |= push(a, "--env");
+		r |= push(a, *e);
+	}
+	/* network set: the proxy variables (sb_sandbox_proxy_env). */
+	for (const char *const *e = sb_sandbox_proxy_env(); req->net_dir && *e; e++) {
 		r |= push(a, "--env");
 		r |= push(a, *e);
 	}

@@ -15,6 +15,9 @@
 #include "sandbox/backends.h"
 #include "util/fd.h"
 
+#define PM_STR_(x) #x
+#define PM_STR(x) PM_STR_(x)
+
 struct pm_priv {
 	enum pm_engine eng;
 	char exe[PATH_MAX];
@@ -144,6 +147,10 @@ int pm_spawn(const struct pm_self *pm, const struct sb_sandbox_req *req,
 	sb->stderr_fd = fds[2];
 	sb->priv = p;
 	sb->enforced = pm_enforced_json(pm, &info, &plan, &img, l, uid);
+	if (req->net_dir)
+		json_object_set_new(sb->enforced, "network",
+				    json_string("loopback only (--network=none); the allow-list proxy's relay on 127.0.0.1:" PM_STR(SB_NET_PORT) ", "
+						"its socket bound read-only at " SB_NET_MOUNT));
 	json_object_set_new(sb->enforced, "container",
 			    json_pack("{s:s, s:s}", "name", p->name, "owner", pm_owner_self()));
 	return 0;

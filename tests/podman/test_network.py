@@ -1,0 +1,207 @@
+"""The network setting on Podman (and Docker through podman's API), issue 26
+stage 4: sagebox's proxy runs on the host as the test user, each container
+gets its own socket directory bound read-only at /run/sagebox-net and the
+proxy variables, and keeps --network=none: the driver's relay serves the
+socket on the container's own loopback. As tests/network/test_inside.py,
+sagebox runs in a mount namespace of its own with a test hosts file over
+/etc/hosts (its proxy resolves names there; podman does not read it: the
+containers get --no-hosts), and the origin listens on the host's loopback,
+which a container reaches only through the proxy."""
+import http.server
+import json
+import os
+import signal
+import subprocess
+import threading
+
+import pytest
+from mcpclient import MCP
+
+from conftest import DOCKER, IMAGE, SAGEBOX, as_user_argv, cmdline, descendants, ours, status, wait_for
+
+HOSTS = "127.0.0.1 localhost\n127.0.0.1 exact.test\n"
+
+
+class Origin(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = f"hello from origin {self.path} host={self.headers.get('Host')}\n".encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *a):
+        pass
+
+
+@pytest.fixture(scope="module")
+def hosts(tmp_path_factory):
+    d = tmp_path_factory.mktemp("hosts")
+    os.chmod(d, 0o755)
+    p = d / "hosts"
+    p.write_text(HOSTS)
+    return p
+
+
+@pytest.fixture(scope="module")
+def origin():
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Origin)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield srv.server_address[1]
+    srv.shutdown()
+
+
+def net(origin):
+    # exact.test resolves to loopback: its address is listed too.
+    return f"exact.test:{origin}, 127.0.0.1:{origin}"
+
+
+def prefix(hosts, extra_env=None):
+    """Root makes the mount namespace, then switches to the test user."""
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+            'mount --bind "$0" /etc/hosts && exec "$@"', str(hosts)] + as_user_argv([], extra_env)
+
+
+def server(hosts, origin, *flags):
+    return MCP(SAGEBOX, ("--backend", "podman", "--image", IMAGE, "--network", net(origin), *flags),
+               prefix=prefix(hosts))
+
+
+@pytest.fixture(scope="module")
+def warm(hosts, origin):
+    m = server(hosts, origin)
+    yield m
+    m.close()
+
+
+@pytest.fixture(scope="module")
+def fresh(hosts, origin):
+    m = server(hosts, origin, "--isolation", "fresh")
+    yield m
+    m.close()
+
+
+GET = """
+import urllib.request, urllib.error
+try:
+    print(urllib.request.urlopen({url!r}, timeout=20).read().decode(), end="")
+except urllib.error.HTTPError as e:
+    print(e.code, e.read().decode(), end="")
+except Exception as e:
+    print("FAILED", type(e).__name__, e)
+"""
+
+
+def py(m, code):
+    r = m.run(code, "python")
+    assert not r.get("error") and not r.get("isError"), r
+    return r["stdout"]
+
+
+def test_get_urllib_and_curl_warm_and_fresh(warm, fresh, origin):
+    for m in (warm, fresh):
+        assert py(m, GET.format(url=f"http://exact.test:{origin}/in")) == \
+            f"hello from origin /in host=exact.test:{origin}\n"
+        r = m.run(f"curl -sS http://exact.test:{origin}/curl", "shell")
+        assert r["stdout"] == f"hello from origin /curl host=exact.test:{origin}\n", r
+
+
+def test_get_in_a_session(warm, origin):
+    sid = warm.call("session_open", {"lang": "python"})["structuredContent"]["session_id"]
+    try:
+        r = warm.call("run_python", {"session_id": sid, "code": GET.format(url=f"http://exact.test:{origin}/s")})
+        assert r["structuredContent"]["stdout"] == f"hello from origin /s host=exact.test:{origin}\n", r
+    finally:
+        warm.call("session_close", {"session_id": sid})
+
+
+def test_refused_host_gets_the_one_liner(warm):
+    assert py(warm, GET.format(url="http://oeis.org/A000108")) == \
+        "403 sagebox: oeis.org:80 is not in the network allow-list (setting: network)\n"
+
+
+def test_no_way_around_the_proxy(warm, origin):
+    out = py(warm, f"""
+import os, socket
+def tcp(addr):
+    s = socket.socket(); s.settimeout(3)
+    try:
+        s.connect(addr); return "CONNECTED"
+    except OSError as e:
+        return type(e).__name__
+def udp(addr, data=b"x"):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(2)
+    try:
+        s.sendto(data, addr); s.recvfrom(512); return "ANSWERED"
+    except OSError as e:
+        return type(e).__name__
+q = bytes.fromhex("12340100000100000000000005657861637404746573740000010001")
+print(tcp(("127.0.0.1", {origin})), tcp(("10.1.2.3", 80)), udp(("8.8.8.8", 53), q), udp(("10.1.2.3", 9)))
+try:
+    socket.getaddrinfo("exact.test", 80); print("RESOLVED")
+except OSError:
+    print("no resolver")
+print(os.path.exists("/run/sagebox-net/proxy.sock"), os.environ["HTTP_PROXY"], os.environ["NO_PROXY"])
+try:
+    open("/run/sagebox-net/x", "w"); print("WROTE")
+except OSError as e:
+    print(type(e).__name__)
+""").splitlines()
+    tcp_loop, tcp_lan, dns, udp_lan = out[0].split()
+    # The container's loopback is not the host's: the origin is not there.
+    assert tcp_loop == "ConnectionRefusedError", out
+    assert tcp_lan != "CONNECTED" and "ANSWERED" not in (dns, udp_lan), out
+    assert out[1] == "no resolver", out
+    assert out[2] == "True http://127.0.0.1:3128 localhost,127.0.0.1", out
+    # read-only: the socket cannot be replaced from inside
+    assert out[3] in ("OSError", "PermissionError"), out
+
+
+def test_status_shows_the_proxy_and_the_bind(warm):
+    st = warm.status()
+    assert st["network"]["proxy_running"] is True and "exact.test" in st["network"]["allow"], st["network"]
+    # the job's sandbox report names the bind and the relay
+    sb = warm.run("print(1)", "python")["sandbox"]
+    assert sb["backend"] == "podman" and "--network=none" in sb["network"], sb
+    assert "127.0.0.1:3128" in sb["network"] and "/run/sagebox-net" in sb["network"], sb
+
+
+def sagebox_of(m):
+    """The sagebox process under unshare and runuser."""
+    for p in descendants(m.proc.pid):
+        c = cmdline(p)
+        if c and c[0] == SAGEBOX and "mcp" in c:
+            return p
+    return None
+
+
+def test_nothing_left_after_a_killed_sagebox(hosts, origin):
+    m = server(hosts, origin)
+    try:
+        assert py(m, GET.format(url=f"http://exact.test:{origin}/k")).startswith("hello")
+        sb = sagebox_of(m)
+        assert sb
+        proxies = [p for p in descendants(sb) if cmdline(p)[:2] == ["sagebox", "proxy"]]
+        assert len(proxies) == 1, proxies
+        c = cmdline(proxies[0])
+        d = c[c.index("--socket-dir") + 1]
+        assert [e for e in os.listdir(d) if os.path.exists(f"{d}/{e}/proxy.sock")]
+        os.kill(sb, signal.SIGKILL)
+        assert wait_for(lambda: not os.path.exists(f"/proc/{proxies[0]}") and not os.path.exists(d),
+                        timeout=30), "the proxy or its directory outlived sagebox"
+        # the containers the dead sagebox left go at the next start of a
+        # podman-backed sagebox (test_podman.py: the SIGKILL tests)
+        st, _ = status()
+        assert st["backend"]["orphans_removed"] >= 1
+        assert ours() == []
+    finally:
+        m.close()
+
+
+def test_docker_fresh_get(hosts, origin, docker_socket):
+    argv = prefix(hosts, docker_socket) + [SAGEBOX, "run", "--json", "--backend", "docker", "--podman", DOCKER,
+                                           "--image", IMAGE, "--network", net(origin), "--lang", "python", "-"]
+    p = subprocess.run(argv, input=GET.format(url=f"http://exact.test:{origin}/d").encode(), capture_output=True,
+                       timeout=300, cwd="/")
+    res = json.loads(p.stdout.decode())
+    assert res["stdout"] == f"hello from origin /d host=exact.test:{origin}\n", (res, p.stderr)
