@@ -11,26 +11,9 @@ import threading
 import time
 
 import pytest
+from netorigin import Origin  # noqa: F401 (test_inside.py imports it from here)
 
 BIN = os.environ.get("SAGEBOX_BIN", "/work/main/build/sagebox")
-
-
-class Origin(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        if self.path.startswith("/redirect"):
-            self.send_response(302)
-            self.send_header("Location", "http://refused.test/")
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-            return
-        body = f"hello from origin {self.path} host={self.headers.get('Host')}\n".encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *a):
-        pass
 
 
 @pytest.fixture(scope="session")

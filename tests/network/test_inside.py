@@ -21,6 +21,7 @@ import pytest
 
 from conftest import BIN, HOSTS, Origin
 from mcpclient import MCP
+from netorigin import AROUND, GET, check_gets, check_session_get, origin_server
 
 
 @pytest.fixture(scope="module")
@@ -36,10 +37,7 @@ def hosts(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def origin():
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Origin)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    yield srv.server_address[1]
-    srv.shutdown()
+    yield from origin_server()
 
 
 @pytest.fixture(scope="module")
@@ -107,35 +105,16 @@ def py(m, code, **kw):
     return r
 
 
-GET = """
-import urllib.request, urllib.error
-try:
-    print(urllib.request.urlopen({url!r}, timeout=20).read().decode(), end="")
-except urllib.error.HTTPError as e:
-    print(e.code, e.read().decode(), end="")
-except Exception as e:
-    print("FAILED", type(e).__name__, e)
-"""
-
-
 def get(m, url, **kw):
     return py(m, GET.format(url=url), **kw)["stdout"]
 
 
 def test_plain_get_urllib_and_curl_warm_and_fresh(warm, fresh, origin):
-    for m in (warm, fresh):
-        assert get(m, f"http://exact.test:{origin}/in") == f"hello from origin /in host=exact.test:{origin}\n"
-        r = m.run(f"curl -sS http://exact.test:{origin}/curl", "shell")
-        assert r["stdout"] == f"hello from origin /curl host=exact.test:{origin}\n", r
+    check_gets((warm, fresh), origin)
 
 
 def test_plain_get_in_a_session(warm, origin):
-    o = warm.call("session_open", {"lang": "python"})["structuredContent"]["session_id"]
-    try:
-        r = warm.call("run_python", {"session_id": o, "code": GET.format(url=f"http://exact.test:{origin}/s")})
-        assert r["structuredContent"]["stdout"] == f"hello from origin /s host=exact.test:{origin}\n", r
-    finally:
-        warm.call("session_close", {"session_id": o})
+    check_session_get(warm, origin)
     # The audit knows which sandbox each connection came from.
     lines = [json.loads(x) for x in warm.audit.read_text().splitlines()]
     whos = {x["sandbox"] for x in lines if x.get("allowed")}
@@ -175,22 +154,7 @@ def test_redirect_to_a_refused_host(warm, origin):
 
 
 def test_no_way_around_the_proxy(warm, origin):
-    r = py(warm, f"""
-import os, socket
-def tcp(addr):
-    s = socket.socket(); s.settimeout(3)
-    try:
-        s.connect(addr); return "CONNECTED"
-    except OSError as e:
-        return type(e).__name__
-def udp(addr, data=b"x"):
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(2)
-    try:
-        s.sendto(data, addr); s.recvfrom(512); return "ANSWERED"
-    except OSError as e:
-        return type(e).__name__
-# a DNS query for exact.test
-q = bytes.fromhex("12340100000100000000000005657861637404746573740000010001")
+    r = py(warm, AROUND + f"""
 print(tcp(("127.0.0.1", {origin})), tcp(("10.1.2.3", 80)), udp(("8.8.8.8", 53), q), udp(("127.0.0.53", 53), q),
       udp(("10.1.2.3", 9)))
 try:

@@ -7,31 +7,18 @@ sagebox runs in a mount namespace of its own with a test hosts file over
 /etc/hosts (its proxy resolves names there; podman does not read it: the
 containers get --no-hosts), and the origin listens on the host's loopback,
 which a container reaches only through the proxy."""
-import http.server
 import json
 import os
 import signal
 import subprocess
-import threading
 
 import pytest
 from mcpclient import MCP
+from netorigin import AROUND, GET, check_gets, check_session_get, origin_server
 
 from conftest import DOCKER, IMAGE, SAGEBOX, as_user_argv, cmdline, descendants, ours, status, wait_for
 
 HOSTS = "127.0.0.1 localhost\n127.0.0.1 exact.test\n"
-
-
-class Origin(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        body = f"hello from origin {self.path} host={self.headers.get('Host')}\n".encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *a):
-        pass
 
 
 @pytest.fixture(scope="module")
@@ -45,10 +32,7 @@ def hosts(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def origin():
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Origin)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    yield srv.server_address[1]
-    srv.shutdown()
+    yield from origin_server()
 
 
 def net(origin):
@@ -83,15 +67,6 @@ def fresh(hosts, origin):
     m.close()
 
 
-GET = """
-import urllib.request, urllib.error
-try:
-    print(urllib.request.urlopen({url!r}, timeout=20).read().decode(), end="")
-except urllib.error.HTTPError as e:
-    print(e.code, e.read().decode(), end="")
-except Exception as e:
-    print("FAILED", type(e).__name__, e)
-"""
 
 
 def py(m, code):
@@ -101,20 +76,11 @@ def py(m, code):
 
 
 def test_get_urllib_and_curl_warm_and_fresh(warm, fresh, origin):
-    for m in (warm, fresh):
-        assert py(m, GET.format(url=f"http://exact.test:{origin}/in")) == \
-            f"hello from origin /in host=exact.test:{origin}\n"
-        r = m.run(f"curl -sS http://exact.test:{origin}/curl", "shell")
-        assert r["stdout"] == f"hello from origin /curl host=exact.test:{origin}\n", r
+    check_gets((warm, fresh), origin)
 
 
 def test_get_in_a_session(warm, origin):
-    sid = warm.call("session_open", {"lang": "python"})["structuredContent"]["session_id"]
-    try:
-        r = warm.call("run_python", {"session_id": sid, "code": GET.format(url=f"http://exact.test:{origin}/s")})
-        assert r["structuredContent"]["stdout"] == f"hello from origin /s host=exact.test:{origin}\n", r
-    finally:
-        warm.call("session_close", {"session_id": sid})
+    check_session_get(warm, origin)
 
 
 def test_refused_host_gets_the_one_liner(warm):
@@ -123,21 +89,7 @@ def test_refused_host_gets_the_one_liner(warm):
 
 
 def test_no_way_around_the_proxy(warm, origin):
-    out = py(warm, f"""
-import os, socket
-def tcp(addr):
-    s = socket.socket(); s.settimeout(3)
-    try:
-        s.connect(addr); return "CONNECTED"
-    except OSError as e:
-        return type(e).__name__
-def udp(addr, data=b"x"):
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(2)
-    try:
-        s.sendto(data, addr); s.recvfrom(512); return "ANSWERED"
-    except OSError as e:
-        return type(e).__name__
-q = bytes.fromhex("12340100000100000000000005657861637404746573740000010001")
+    out = py(warm, AROUND + f"""
 print(tcp(("127.0.0.1", {origin})), tcp(("10.1.2.3", 80)), udp(("8.8.8.8", 53), q), udp(("10.1.2.3", 9)))
 try:
     socket.getaddrinfo("exact.test", 80); print("RESOLVED")
