@@ -159,3 +159,14 @@ def test_docker_fresh_get(hosts, origin, docker_socket):
                        timeout=300, cwd="/")
     res = json.loads(p.stdout.decode())
     assert res["stdout"] == f"hello from origin /d host=exact.test:{origin}\n", (res, p.stderr)
+
+
+def test_self_test_asks_the_proxy_from_inside(hosts, origin):
+    argv = prefix(hosts) + [SAGEBOX, "self-test", "--json", "--backend", "podman", "--image", IMAGE,
+                            "--network", net(origin)]
+    p = subprocess.run(argv, capture_output=True, timeout=600, cwd="/")
+    checks = {c["name"]: c for c in json.loads(p.stdout.decode())["checks"]}
+    refused = checks["network: an unlisted host is refused"]
+    allowed = checks["network: a listed host is let through"]
+    assert refused["ok"] and " 403 " in refused["detail"], refused
+    assert allowed["ok"] and f"CONNECT exact.test:{origin}: HTTP/1.1 200" in allowed["detail"], allowed
