@@ -8,6 +8,7 @@ What pip installed imports in the next call, lies under /work/.local only,
 and is gone with the session. Without network %pip says why in one line."""
 import os
 import shutil
+import time
 import sys
 
 import pytest
@@ -137,3 +138,17 @@ def test_no_network_pip_says_so_in_one_line():
     assert s["stderr"].startswith("UsageError: %pip: installing packages is not possible here: "
                                   "the sandbox has no network"), s
     assert "`network` setting" in s["stderr"] and s["stderr"].count("\n") == 1, s
+
+
+def test_refused_index_fails_the_cell_at_once_saying_why(box):
+    sid = box.call("session_open", {"lang": "python"})["structuredContent"]["session_id"]
+    try:
+        t = time.monotonic()
+        r, s = call(box, sid, "python", "%pip install sbnothere")  # pypi.org is not listed
+        took = time.monotonic() - t
+    finally:
+        box.call("session_close", {"session_id": sid})
+    assert r.get("isError") and s["stderr"].endswith("UsageError: %pip: pip failed (its messages are above)\n"), s
+    assert "403 Forbidden" in s["stderr"], s
+    assert "[network] Only these hosts are reachable" in r["content"][0]["text"], r
+    assert took < 5, took  # two tries, not pip's five with 8 s of back-off

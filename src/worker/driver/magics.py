@@ -369,8 +369,9 @@ class Shell(TimingMagics):
         import subprocess
         for f in (sys.stdout, sys.stderr):
             f.flush()
-        subprocess.run(argv, input=cell.encode("utf-8"))
+        ec = subprocess.run(argv, input=cell.encode("utf-8")).returncode
         pipenv.refresh()
+        return ec
 
     def cell_bash(self, line, cell):
         """%%bash: the cell's body, run by bash in the sandbox."""
@@ -391,7 +392,9 @@ class Shell(TimingMagics):
             args = shlex.split(self._expand(line, 2))
         except ValueError as e:
             raise UsageError("%pip: " + str(e))
-        self._script([sys.executable or "python3", "-m", "pip", *args], "")
+        # A failed pip fails the cell (IPython's %pip would not say it).
+        if self._script([sys.executable or "python3", "-m", "pip", *args], "") != 0:
+            raise UsageError("%pip: pip failed (its messages are above)")
 
     def line_cd(self, line):
         """%cd DIR: change the working directory (printed, as IPython)."""

@@ -8,7 +8,7 @@ sandbox pip's settings as variables: a user install (PIP_USER) under
 PYTHONUSERBASE=WORKSPACE/.local, PEP 668's refusal lifted for it (the
 system's Python stays untouched: its directories are read-only here and a
 user install never writes there), the cache under /tmp, no prompt, no
-progress bar, no version check, the user site on for the `python3` the code
+progress bar, no version check, two tries, the user site on for the `python3` the code
 starts, and WORKSPACE/.local/bin on PATH. Nothing is written outside the
 workspace but pip's cache in the sandbox's own /tmp.
 
@@ -49,6 +49,9 @@ def setup(workspace):
         "PIP_NO_INPUT": "1",
         "PIP_PROGRESS_BAR": "off",
         "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+        # A host the list refuses gets 403 every time: two tries, not
+        # pip's five with 8 s of back-off (a flaky index still gets one more).
+        "PIP_RETRIES": "2",
         "PIP_ROOT_USER_ACTION": "ignore",
         "PATH": os.environ.get("PATH", "/usr/bin:/bin") + ":" + os.path.join(base, "bin"),
     })
