@@ -1,6 +1,6 @@
 """pip inside the sandbox when the user's `network` list allows the index
 (issue 26): `pip install` in a shell session, %pip in a Python session,
-`!sage -pip` in a Sage session install the hand-made wheel of
+%pip and `!sage -pip` in a Sage session install the hand-made wheel of
 tests/packages/pyindex.py from a simple index on the host's loopback,
 reached by name through sagebox's proxy (its hosts file maps pypi.test to
 127.0.0.1; sagebox runs in a mount namespace of its own, as test_inside.py).
@@ -85,7 +85,7 @@ def gone(m, lang):
 
 
 @pytest.mark.parametrize("lang, how", [("shell", "pip install"), ("python", "%pip install"),
-                                       ("sage", "!sage -pip install")])
+                                       ("sage", "%pip install"), ("sage", "!sage -pip install")])
 def test_pip_install_in_a_session(box, index, lang, how):
     sid = box.call("session_open", {"lang": lang})["structuredContent"]["session_id"]
     try:
