@@ -76,24 +76,35 @@ def pct(xs, p):
     return xs[min(len(xs) - 1, int(len(xs) * p))]
 
 
+def measure(binary, n, env=None):
+    """(host straight to loopback, inside a warm sandbox through the relay
+    and the proxy): two sorted lists of N request times in ms."""
+    port = origin()
+    ns = {}
+    exec(CLIENT, ns)
+    direct = ns["series"](("127.0.0.1", port),
+                          f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n".encode(), n)
+    if env is None:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SAGEBOX_")}
+    with MCP(os.path.abspath(binary), ["--network", f"127.0.0.1:{port}"], env=env) as m:
+        code = CLIENT + (f"print(json.dumps(series(('127.0.0.1', 3128), b'GET http://127.0.0.1:{port}/ HTTP/1.1"
+                         f"\\r\\nHost: 127.0.0.1:{port}\\r\\n\\r\\n', {n})))")
+        r = m.run(code, "python", timeout_s=300)
+        if not r.get("stdout"):
+            raise RuntimeError(f"the run inside failed: {json.dumps(r)[:2000]}")
+        inside = json.loads(r["stdout"])
+    return direct, inside
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=200)
     ap.add_argument("--bin", default=os.environ.get("SAGEBOX_BIN", "build/sagebox"))
     a = ap.parse_args()
-    port = origin()
-    ns = {}
-    exec(CLIENT, ns)
-    direct = ns["series"](("127.0.0.1", port),
-                          f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n".encode(), a.n)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SAGEBOX_")}
-    with MCP(os.path.abspath(a.bin), ["--network", f"127.0.0.1:{port}"], env=env) as m:
-        code = CLIENT + (f"print(json.dumps(series(('127.0.0.1', 3128), b'GET http://127.0.0.1:{port}/ HTTP/1.1"
-                         f"\\r\\nHost: 127.0.0.1:{port}\\r\\n\\r\\n', {a.n})))")
-        r = m.run(code, "python", timeout_s=300)
-        if not r.get("stdout"):
-            sys.exit(f"the run inside failed: {json.dumps(r)[:2000]}")
-        inside = json.loads(r["stdout"])
+    try:
+        direct, inside = measure(a.bin, a.n)
+    except RuntimeError as e:
+        sys.exit(str(e))
     d50, i50 = statistics.median(direct), statistics.median(inside)
     print(f"straight to loopback (host):  p50 {d50:.3f} ms  p95 {pct(direct, 0.95):.3f} ms  (n={a.n})")
     print(f"through the proxy (sandbox):  p50 {i50:.3f} ms  p95 {pct(inside, 0.95):.3f} ms  (n={a.n})")

@@ -199,6 +199,8 @@ void sb_netlist_model_text(const struct sb_netlist *l, char *out, size_t out_siz
 	snprintf(out, out_size,
 		 "The network is reachable only through sagebox's HTTP proxy (pip, urllib, requests, curl and "
 		 "git use it by themselves), and only these hosts, as the user set them: %s (a host without a "
-		 "port: ports 80 and 443). Any other host is refused with 403; do not retry it",
+		 "port: ports 80 and 443). Any other host is refused with 403; do not retry it. With the package "
+		 "index listed, `pip install NAME` (or %%pip install) in a session installs into /work/.local, "
+		 "importable at once and gone with the session",
 		 hosts);
 }

@@ -17,6 +17,7 @@ static const char *const failures[] = {
 	"getaddrinfo failed",
 	"unable to resolve host address",
 	"is not in the network allow-list",
+	"Tunnel connection failed", /* pip and requests, on the proxy's 403 to a CONNECT */
 };
 
 const char *sb_net_failure_note(const char *text, size_t len, const struct sb_netlist *l, char *out,

@@ -94,8 +94,9 @@ def test_help_prints_the_docstring_and_source(capfd):
 
 
 @pytest.mark.parametrize("code,why", [
-    ("%pip install numpy", "%pip: installing packages is not possible here: the sandbox has no network"),
-    ("%conda install numpy", "%conda: installing packages is not possible here: the sandbox has no network"),
+    ("%pip install numpy", "%pip: installing packages is not possible here: the sandbox has no network (the "
+                           "user's `network` setting is none;"),
+    ("%conda install numpy", "%conda: there is no conda here: use %pip install"),
     ("%load_ext /home/me/ext.py", "%load_ext: there is no IPython shell here"),
     ("%run /etc/passwd", "/etc/passwd is outside the workspace"),
     ("%run ../x.py", "../x.py is outside the workspace"),

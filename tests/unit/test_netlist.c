@@ -121,6 +121,9 @@ int main(void)
 	CHECK(sb_config_set(&cfg, "network", "pypi.org", "x", &err) == 0);
 	const char *curl = "curl: (56) CONNECT tunnel failed, response 403\nsagebox: oeis.org:443 is not in the network allow-list";
 	CHECK_STR_CONTAINS(sb_net_failure_note(curl, strlen(curl), &cfg.net, nb, sizeof nb), "pypi.org");
+	const char *pip = "WARNING: Retrying (Retry(total=1)) after connection broken by 'ProxyError('Cannot connect "
+			  "to proxy.', OSError('Tunnel connection failed: 403 Forbidden'))': /simple/x/";
+	CHECK_STR_CONTAINS(sb_net_failure_note(pip, strlen(pip), &cfg.net, nb, sizeof nb), "retrying will not help");
 	CHECK(sb_config_set(&cfg, "network", "none", "x", &err) == 0);
 	struct sb_result r = {0};
 	r.exit_code = 1;

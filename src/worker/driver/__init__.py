@@ -35,6 +35,8 @@
 #             interp: its interpreter; files: its workspace paths
 #   warmup    the idle warm-up steps (worker and session)
 #   netrelay  with `network` set: 127.0.0.1:PORT to the sandbox's proxy socket
+#   pipenv    with `network` set: pip installs into the workspace's .local,
+#             importable at once (%pip, !pip, pip in a shell)
 #   main      argv dispatch (main() runs only when bundle.py's loader calls it)
 #
 # The build joins them into one string for `python3 -c` (bundle.py, then

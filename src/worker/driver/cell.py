@@ -11,7 +11,7 @@ import os
 import sys
 import tokenize
 
-from . import display, figures, magics
+from . import display, figures, magics, pipenv
 from .channel import write_all
 
 # The name of the job's code: in tracebacks, in linecache and as sys.argv[0]
@@ -258,6 +258,7 @@ def run_source(lang, code, glb, name=CELL):
     import), exit status 1."""
     if glb is None:
         return 1
+    pipenv.refresh()  # what pip installed before this call imports now
     if lang == "sage":
         try:
             src = sage_preparse(code)

@@ -11,11 +11,12 @@ it is (that syntax is never valid Python), so plain code pays nothing; the
 transformer is loaded once in the warm worker and the session's controller
 (load()), before they fork. get_ipython() is Shell below: the magics that
 make sense in a sandbox, and a one-line UsageError saying why for those that
-do not (no network, no IPython kernel, nothing outside the workspace)."""
+do not (no IPython kernel, nothing outside the workspace; %pip without
+network)."""
 import os
 import sys
 
-from . import pinfo
+from . import pinfo, pipenv
 from .magic_args import UsageError, parse_options
 from .timing import TimingMagics
 
@@ -194,6 +195,7 @@ class Shell(TimingMagics):
         if ec > 128:
             ec = -(ec - 128)
         self.glb["_exit_code"] = ec
+        pipenv.refresh()  # (!pip install: importable in this cell)
 
     def getoutput(self, cmd, split=True, depth=0):
         """x = !cmd: its output (stdout and stderr) as a list of lines."""
@@ -203,6 +205,7 @@ class Shell(TimingMagics):
             f.flush()
         p = subprocess.run(cmd, shell=True, executable=os.environ.get("SHELL") or None,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        pipenv.refresh()
         out = p.stdout.decode("utf-8", "replace")
         if not split:
             return out
@@ -366,7 +369,9 @@ class Shell(TimingMagics):
         import subprocess
         for f in (sys.stdout, sys.stderr):
             f.flush()
-        subprocess.run(argv, input=cell.encode("utf-8"))
+        ec = subprocess.run(argv, input=cell.encode("utf-8")).returncode
+        pipenv.refresh()
+        return ec
 
     def cell_bash(self, line, cell):
         """%%bash: the cell's body, run by bash in the sandbox."""
@@ -375,6 +380,21 @@ class Shell(TimingMagics):
     def cell_sh(self, line, cell):
         """%%sh: the cell's body, run by sh in the sandbox."""
         self._script(["sh"], cell)
+
+    def line_pip(self, line):
+        """%pip ARGS: pip for this interpreter's Python (with the user's
+        `network` list set: `%pip install NAME` installs into the
+        workspace's .local, importable at once)."""
+        if not pipenv.enabled():
+            raise UsageError("%pip: " + NO_NETWORK)
+        import shlex
+        try:
+            args = shlex.split(self._expand(line, 2))
+        except ValueError as e:
+            raise UsageError("%pip: " + str(e))
+        # A failed pip fails the cell (IPython's %pip would not say it).
+        if self._script([sys.executable or "python3", "-m", "pip", *args], "") != 0:
+            raise UsageError("%pip: pip failed (its messages are above)")
 
     def line_cd(self, line):
         """%cd DIR: change the working directory (printed, as IPython)."""
@@ -409,11 +429,14 @@ class Shell(TimingMagics):
         return None
 
 
+# %pip without network (pipenv.py): the user's setting, named.
+NO_NETWORK = ("installing packages is not possible here: the sandbox has no network (the user's `network` "
+              "setting is none; with the package index in that list, pip install works)")
+
 # Magics that do not run here, and why (one line each: the cell fails with it).
 REFUSED = {
-    "pip": "installing packages is not possible here: the sandbox has no network",
-    "conda": "installing packages is not possible here: the sandbox has no network",
-    "mamba": "installing packages is not possible here: the sandbox has no network",
+    "conda": "there is no conda here: use %pip install (with the user's `network` setting allowing the index)",
+    "mamba": "there is no mamba here: use %pip install (with the user's `network` setting allowing the index)",
     "load_ext": "there is no IPython shell here to load an extension into: import the module instead",
     "reload_ext": "there is no IPython shell here: import the module instead",
     "unload_ext": "there is no IPython shell here: import the module instead",

@@ -38,7 +38,7 @@ import signal
 import sys
 import time
 
-from . import background, cell, confine, figures, files, jobcg, magics, netrelay, procs, written
+from . import background, cell, confine, figures, files, jobcg, magics, netrelay, pipenv, procs, written
 from .channel import Channel, Malformed
 from .interp import PyInterp, ShellInterp
 
@@ -102,6 +102,7 @@ class Controller:
     def start(self):
         import traceback
         cell.prepare_dirs()
+        pipenv.setup(self.workspace)  # network set: pip installs into /work/.local
         sage = None
         if self.lang == "sage":
             try:
@@ -269,7 +270,7 @@ class Controller:
         self.call = None
         done = {"type": "done", "id": c["id"], "exit_code": exit_code, "signal": sig,
                 "interrupted": c["interrupted"], "restarted": restarted is not None}
-        paths, more = written.changed(c.get("before"), self.workspace)
+        paths, more = written.changed(c.get("before"), self.workspace, pipenv.SKIP)
         if paths:
             done.update(files=paths, files_more=more)
         if restarted:
@@ -346,7 +347,7 @@ class Controller:
         code = self.ch.exact(int(hdr["code_bytes"]))
         if self.call is not None:
             raise Malformed("a run frame while a call runs")
-        self.call = {"id": rid, "interrupted": False, "before": written.snapshot(self.workspace)}
+        self.call = {"id": rid, "interrupted": False, "before": written.snapshot(self.workspace, pipenv.SKIP)}
         self.interp_used = True
         lost, self.lost = self.lost, None
         if lost:

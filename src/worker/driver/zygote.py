@@ -30,7 +30,7 @@ forked (confine, reseed, pre-touch, run, exit) is child.py."""
 import os
 import sys
 
-from . import cell, child, confine, figures, job, magics
+from . import cell, child, confine, figures, job, magics, pipenv
 from .channel import Channel, Malformed
 from .child import GO, us as _us
 from .janitor import Janitor
@@ -118,6 +118,8 @@ class Worker:
         cell.prepare_dirs()
         # The backend started us in its work dir (/tmp/work in a sandbox).
         self.base = os.getcwd()
+        # network set: pip installs into the job's work dir (pipenv.py)
+        pipenv.setup(self.base)
         # Forked now, small and before any job: it inherits no job's bytes
         # and none of Sage. (One job: the sandbox is discarded after it.)
         if not self.one_job:
