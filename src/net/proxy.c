@@ -37,7 +37,7 @@ static void audit(struct proxy *px, struct conn *c)
 	if (px->audit_fd < 0)
 		return;
 	json_t *o = json_pack("{s:s, s:s, s:s, s:i, s:b, s:s?, s:I, s:I}", "event", "network", "sandbox",
-			      c->l->who, "host", c->have_req ? c->req.host : "", "port",
+			      c->who, "host", c->have_req ? c->req.host : "", "port",
 			      c->have_req ? (int)c->req.port : 0, "allowed", c->allowed, "reason",
 			      c->refused[0] ? c->refused : c->connect_err[0] ? c->connect_err : NULL, "bytes_up",
 			      (json_int_t)c->up, "bytes_down", (json_int_t)c->down);
@@ -259,6 +259,7 @@ static void accept_one(struct proxy *px, struct listener *l)
 	c->hc = (struct handle){K_CLIENT, c};
 	c->hu = (struct handle){K_UPSTREAM, c};
 	c->l = l;
+	snprintf(c->who, sizeof c->who, "%s", l->who);
 	c->cfd = fd;
 	c->ufd = -1;
 	c->started = c->last = now_s();
@@ -287,6 +288,16 @@ static struct listener *listener_add(struct proxy *px, int fd, unsigned id, cons
 	l->next = px->listeners;
 	px->listeners = l;
 	return l;
+}
+
+/* A sandbox's label for the audit changed (a warm worker's next call, a
+ * spare session handed to its client): connections made from now on carry
+ * the new one. */
+static void listener_who(struct proxy *px, unsigned id, const char *who)
+{
+	for (struct listener *l = px->listeners; l; l = l->next)
+		if (l->id == id && !l->gone)
+			snprintf(l->who, sizeof l->who, "%s", who);
 }
 
 /* A sandbox ended: its socket and every connection from it close now. */
@@ -346,6 +357,8 @@ static int on_control(struct proxy *px, int fd)
 		close(passed);
 	if (sscanf(msg, "del %u", &id) == 1)
 		listener_del(px, id);
+	else if (sscanf(msg, "who %u %n", &id, &at) == 1 && at > 0)
+		listener_who(px, id, msg + at);
 	return 0;
 }
 

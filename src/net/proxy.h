@@ -18,8 +18,9 @@
 
 /* The control messages a sagebox sends its proxy on control_fd (a
  * SOCK_SEQPACKET socket): "add ID WHO" with one listening socket in
- * SCM_RIGHTS, "del ID" (the sandbox ended: its socket and connections
- * close). The proxy ends when control_fd hangs up: sagebox is gone. */
+ * SCM_RIGHTS, "who ID WHO" (the sandbox's label for connections made from
+ * now on: the client and call, session or job it now serves), "del ID"
+ * (the sandbox ended: its socket and connections close). The proxy ends when control_fd hangs up: sagebox is gone. */
 #define SB_PROXY_MSG_MAX 256
 
 /* Run the proxy until control_fd hangs up (or, with control_fd -1, for

@@ -42,6 +42,8 @@ struct pipe_buf {
 struct conn {
 	struct handle hc, hu;
 	struct listener *l;
+	char who[128];            /* the sandbox's label when it connected (a
+				     warm worker's changes with each call) */
 	int cfd, ufd;
 	enum state st;
 	char head[SB_PROXY_HEAD_MAX];

@@ -161,6 +161,16 @@ static void remove_dir(const char *dir)
 	rmdir(dir);
 }
 
+/* "VERB ID WHO": the who is one line of the audit, no more (a client's
+ * name could carry a newline). */
+static void control_msg(char *msg, size_t n, const char *verb, unsigned id, const char *who)
+{
+	snprintf(msg, n, "%s %u %s", verb, id, who);
+	for (char *p = msg; *p; p++)
+		if ((unsigned char)*p < 0x20)
+			*p = ' ';
+}
+
 int sb_netproxy_add(const char *who, struct sb_netslot *slot, struct sb_error *err)
 {
 	slot->id = 0;
@@ -174,11 +184,7 @@ int sb_netproxy_add(const char *who, struct sb_netslot *slot, struct sb_error *e
 	char dir[sizeof px.base + 16], sock[sizeof dir + 16], msg[SB_PROXY_MSG_MAX];
 	snprintf(dir, sizeof dir, "%s/%u", px.base, id);
 	snprintf(sock, sizeof sock, "%s/" SOCK_NAME, dir);
-	/* The who is one line of the audit, no more. */
-	snprintf(msg, sizeof msg, "add %u %s", id, who);
-	for (char *p = msg; *p; p++)
-		if ((unsigned char)*p < 0x20)
-			*p = ' ';
+	control_msg(msg, sizeof msg, "add", id, who);
 	int fd = -1;
 	/* Reachable by the sandbox's uid whatever it is: a Podman container's
 	 * uid is a subordinate uid, not ours, so the directory is 0711 (enter,
@@ -207,6 +213,18 @@ int sb_netproxy_add(const char *who, struct sb_netslot *slot, struct sb_error *e
 	slot->id = id;
 	snprintf(slot->dir, sizeof slot->dir, "%s", dir);
 	return 0;
+}
+
+void sb_netproxy_who(const struct sb_netslot *slot, const char *who)
+{
+	if (!slot->id)
+		return;
+	char msg[SB_PROXY_MSG_MAX];
+	control_msg(msg, sizeof msg, "who", slot->id, who);
+	pthread_mutex_lock(&px.lock);
+	if (px.pid)
+		send_msg(msg, -1);
+	pthread_mutex_unlock(&px.lock);
 }
 
 void sb_netproxy_del(struct sb_netslot *slot)

@@ -29,6 +29,9 @@ pid_t sb_netproxy_pid(void);
 /* A new socket for one sandbox, served as `who` in the audit log. With no
  * proxy, slot->id stays 0 and this returns 0. */
 int sb_netproxy_add(const char *who, struct sb_netslot *slot, struct sb_error *err);
+/* The sandbox now serves `who` (a client's call, session or job): the
+ * audit names it for connections made from now on. No-op without a socket. */
+void sb_netproxy_who(const struct sb_netslot *slot, const char *who);
 /* The sandbox ended: the proxy closes its socket and connections. */
 void sb_netproxy_del(struct sb_netslot *slot);
 /* Hang up on the proxy (it exits and removes its directory) and reap it. */

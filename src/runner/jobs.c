@@ -160,6 +160,7 @@ static void run_job(struct sb_sessions *ss, struct bjob *j)
 		pthread_mutex_lock(&ss->reg.lock);
 		j->reg.s = s;
 		pthread_mutex_unlock(&ss->reg.lock);
+		sb_worker_net_serves(s->w, j->reg.owner, "job", j->reg.id);
 	}
 	struct sess_feeder x;
 	if (sess_feeder_init(&x, j->reg.s, true)) {

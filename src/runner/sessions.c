@@ -87,6 +87,7 @@ int sb_session_open(struct sb_sessions *ss, const char *owner, enum sb_lang lang
 	if (!s)
 		return -1;
 	snprintf(out->id, sizeof out->id, "%s", s->id);
+	sb_worker_net_serves(s->w, owner, "session", s->id);
 	out->lang = lang;
 	out->idle_expiry_s = ss->cfg->session_idle_minutes * 60;
 	reg_put(&ss->reg, s);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "net/proxy.h"
 #include "runner/capture.h"
 #include "runner/command.h"
 #include "runner/pipes.h"
@@ -95,6 +96,24 @@ int sb_worker_spawn(struct sb_worker *w, const struct sb_config *cfg, const stru
 	return sb_worker_spawn_req(w, be, &req, err);
 }
 
+/* What the sandbox is, for the network audit. */
+static const char *role_of(const struct sb_worker *w)
+{
+	if (w->fresh)
+		return w->kind == SB_WKIND_SAGE ? "a fresh sage sandbox" : "a fresh python sandbox";
+	return w->role;
+}
+
+void sb_worker_net_serves(const struct sb_worker *w, const char *owner, const char *what, const char *id)
+{
+	if (!w->net.id)
+		return;
+	char who[SB_PROXY_MSG_MAX];
+	snprintf(who, sizeof who, "%s, client %s, %s%s%s", role_of(w), owner && owner[0] ? owner : "-", what,
+		 id && id[0] ? " " : "", id ? id : "");
+	sb_netproxy_who(&w->net, who);
+}
+
 int sb_worker_spawn_req(struct sb_worker *w, const struct sb_backend *be, const struct sb_sandbox_req *req,
 			struct sb_error *err)
 {
@@ -102,11 +121,7 @@ int sb_worker_spawn_req(struct sb_worker *w, const struct sb_backend *be, const 
 	/* network set: a socket of the proxy's for this sandbox alone, so
 	 * the audit knows every connection's sandbox (no-op without). */
 	struct sb_sandbox_req r = *req;
-	char who[96];
-	snprintf(who, sizeof who, "%s", w->fresh ? (w->kind == SB_WKIND_SAGE ? "a fresh sage sandbox"
-									: "a fresh python sandbox")
-						 : w->role);
-	if (sb_netproxy_add(who, &w->net, err))
+	if (sb_netproxy_add(role_of(w), &w->net, err))
 		return -1;
 	r.net_dir = w->net.id ? w->net.dir : NULL;
 	if (sb_spawn_piped(be, &r, &w->sb, &w->pidfd, err)) {

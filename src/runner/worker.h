@@ -72,6 +72,10 @@ struct sb_worker *sb_worker_new_fresh(enum sb_wkind kind, const struct sb_limits
 int sb_worker_spawn(struct sb_worker *w, const struct sb_config *cfg, const struct sb_backend *be,
 		    struct sb_error *err);
 /* Or start its sandbox with another request (a session's controller). */
+/* network set: the audit names connections from this sandbox made from now
+ * on as "ROLE, client OWNER, WHAT ID" (a call, a session, a job). No-op
+ * without a proxy socket. */
+void sb_worker_net_serves(const struct sb_worker *w, const char *owner, const char *what, const char *id);
 int sb_worker_spawn_req(struct sb_worker *w, const struct sb_backend *be, const struct sb_sandbox_req *req,
 			struct sb_error *err);
 /* ... then wait until the worker has imported and says ready. */

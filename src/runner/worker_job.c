@@ -219,6 +219,7 @@ static json_t *sandbox_json(const struct sb_worker *w)
 enum sb_wrun sb_worker_run(struct sb_worker *w, const struct sb_job *job, const struct sb_run_hooks *hooks,
 			   struct sb_sink *sink, struct sb_result *res)
 {
+	sb_worker_net_serves(w, job->owner, "a call", NULL);
 	/* A fresh worker's ready frame may come before the job starts. */
 	unsigned types = SB_WP_WORKER_TYPES & ~(w->fresh && !w->ready ? 0u : 1u << SB_WP_READY);
 	struct frames_feeder x = {

@@ -65,13 +65,14 @@ def check_gets(servers, origin):
 
 
 def check_session_get(m, origin):
-    """The same from a python session's sandbox."""
+    """The same from a python session's sandbox; its id."""
     sid = m.call("session_open", {"lang": "python"})["structuredContent"]["session_id"]
     try:
         r = m.call("run_python", {"session_id": sid, "code": GET.format(url=f"http://exact.test:{origin}/s")})
         assert r["structuredContent"]["stdout"] == f"hello from origin /s host=exact.test:{origin}\n", r
     finally:
         m.call("session_close", {"session_id": sid})
+    return sid
 
 
 def origin_server():

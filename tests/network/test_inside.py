@@ -114,11 +114,23 @@ def test_plain_get_urllib_and_curl_warm_and_fresh(warm, fresh, origin):
 
 
 def test_plain_get_in_a_session(warm, origin):
-    check_session_get(warm, origin)
-    # The audit knows which sandbox each connection came from.
+    sid = check_session_get(warm, origin)
+    get(warm, f"http://exact.test:{origin}/call")
+    # A stateless background job: a sandbox of its own.
+    jid = warm.call("job_start", {"lang": "python", "code": GET.format(url=f"http://exact.test:{origin}/job")}
+                    )["structuredContent"]["job_id"]
+    deadline = time.monotonic() + 120
+    while warm.call("job_status", {"job_id": jid})["structuredContent"]["state"] in ("queued", "running"):
+        assert time.monotonic() < deadline, "the job did not end"
+        time.sleep(0.2)
+    # The audit knows which sandbox each connection came from, and whose
+    # call, session or job it served then.
     lines = [json.loads(x) for x in warm.audit.read_text().splitlines()]
     whos = {x["sandbox"] for x in lines if x.get("allowed")}
-    assert "a python session's sandbox" in whos and "the warm python worker" in whos, whos
+    assert any(w.startswith("a python session's sandbox, client ") and w.endswith(f", session {sid}")
+               for w in whos), whos
+    assert any(w.startswith("the warm python worker, client ") and w.endswith(", a call") for w in whos), whos
+    assert any(w.endswith(f", job {jid}") for w in whos), whos
 
 
 def test_https_through_connect(warm, tls):
