@@ -171,6 +171,16 @@ static void control_msg(char *msg, size_t n, const char *verb, unsigned id, cons
 			*p = ' ';
 }
 
+/* A message without a socket, if the proxy runs (best effort: a proxy
+ * that is gone has closed every socket already). */
+static void tell(const char *msg)
+{
+	pthread_mutex_lock(&px.lock);
+	if (px.pid)
+		send_msg(msg, -1);
+	pthread_mutex_unlock(&px.lock);
+}
+
 int sb_netproxy_add(const char *who, struct sb_netslot *slot, struct sb_error *err)
 {
 	slot->id = 0;
@@ -221,10 +231,7 @@ void sb_netproxy_who(const struct sb_netslot *slot, const char *who)
 		return;
 	char msg[SB_PROXY_MSG_MAX];
 	control_msg(msg, sizeof msg, "who", slot->id, who);
-	pthread_mutex_lock(&px.lock);
-	if (px.pid)
-		send_msg(msg, -1);
-	pthread_mutex_unlock(&px.lock);
+	tell(msg);
 }
 
 void sb_netproxy_del(struct sb_netslot *slot)
@@ -233,10 +240,7 @@ void sb_netproxy_del(struct sb_netslot *slot)
 		return;
 	char msg[32];
 	snprintf(msg, sizeof msg, "del %u", slot->id);
-	pthread_mutex_lock(&px.lock);
-	if (px.pid)
-		send_msg(msg, -1);
-	pthread_mutex_unlock(&px.lock);
+	tell(msg);
 	remove_dir(slot->dir);
 	slot->id = 0;
 	slot->dir[0] = '\0';
