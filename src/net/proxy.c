@@ -115,6 +115,8 @@ void px_conn_close(struct proxy *px, struct conn *c)
 			break;
 		}
 	struct listener *l = c->l;
+	if (c->over_cap)
+		l->over--;
 	free(c);
 	if (--l->conns == 0 && l->gone)
 		listener_free(px, l);
@@ -241,20 +243,19 @@ static void accept_one(struct proxy *px, struct listener *l)
 	int fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd < 0)
 		return;
-	struct conn *c = l->conns >= SB_PROXY_CONNS_MAX ? NULL : calloc(1, sizeof *c);
+	/* Over the cap a connection is still taken, up to as many again, and
+	 * answered 503 once its head has arrived: a reply sent and closed at
+	 * once would race the client's own send, which then fails with EPIPE
+	 * and never reads the reason. Beyond that it is closed unread. */
+	unsigned working = l->conns - l->over;
+	struct conn *c = l->conns >= 2 * SB_PROXY_CONNS_MAX ? NULL : calloc(1, sizeof *c);
 	if (!c) {
-		static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 69\r\nConnection: close\r\n\r\n"
-					   "sagebox: too many network connections at once from this sandbox (32)\n";
-		char sink[4096];
-		/* What the client already sent is read first: closing a Unix
-		 * socket with unread data resets it, and the 503 would be lost. */
-		while (recv(fd, sink, sizeof sink, MSG_DONTWAIT) > 0)
-			;
-		if (send(fd, busy, sizeof busy - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
-			/* nothing more to say to it */
-		}
 		close(fd);
 		return;
+	}
+	if (working >= SB_PROXY_CONNS_MAX) {
+		c->over_cap = true;
+		l->over++;
 	}
 	c->hc = (struct handle){K_CLIENT, c};
 	c->hu = (struct handle){K_UPSTREAM, c};

@@ -28,7 +28,8 @@ struct listener {
 	int fd;
 	unsigned id;
 	char who[128];
-	unsigned conns;
+	unsigned conns;    /* all open, the over-cap ones too */
+	unsigned over;     /* over the cap: waiting for their head to hear 503 */
 	uint64_t up, down; /* bytes over the sandbox's life */
 	bool gone;         /* "del": closed, freed when its last connection ends */
 	struct listener *next;
@@ -56,6 +57,7 @@ struct conn {
 	char connect_err[160];
 	struct pipe_buf c2u, u2c;
 	bool c_eof, u_eof, close_after_flush, allowed;
+	bool over_cap;            /* accepted over SB_PROXY_CONNS_MAX: answered 503 */
 	uint64_t up, down;
 	time_t started, last;
 	struct conn *next;

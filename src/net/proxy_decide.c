@@ -14,6 +14,7 @@
 #include <arpa/inet.h>
 
 #include "net/dest.h"
+#include "net/proxy.h"
 #include "net/proxy_conn.h"
 
 /* Answer the client and close once it is sent: 403 for a refusal, 400 for
@@ -21,8 +22,11 @@
  * is one line, for the model that reads the error. */
 void px_answer(struct proxy *px, struct conn *c, int code, const char *fmt, ...)
 {
-	const char *phrase = code == 403 ? "Forbidden" : code == 400 ? "Bad Request" : code == 504 ? "Gateway Timeout"
-							      : "Bad Gateway";
+	const char *phrase = code == 403   ? "Forbidden"
+			     : code == 400 ? "Bad Request"
+			     : code == 503 ? "Service Unavailable"
+			     : code == 504 ? "Gateway Timeout"
+					   : "Bad Gateway";
 	char body[512];
 	va_list ap;
 	va_start(ap, fmt);
@@ -32,7 +36,7 @@ void px_answer(struct proxy *px, struct conn *c, int code, const char *fmt, ...)
 		n = (int)strlen(body);
 	body[n++] = '\n';
 	body[n] = '\0';
-	if (code == 403 || code == 400)
+	if (code == 403 || code == 400 || code == 503)
 		snprintf(c->refused, sizeof c->refused, "%.*s", n - 1, body);
 	int h = snprintf(c->u2c.data, BUF,
 			 "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\n"
@@ -186,6 +190,11 @@ void px_decide(struct proxy *px, struct conn *c)
 	int rc = sb_proxy_req_parse(c->head, c->head_n, &c->req, &why);
 	if (rc == 1)
 		return;
+	if (c->over_cap) {
+		px_answer(px, c, 503, "sagebox: too many network connections at once from this sandbox (%d)%s",
+			  SB_PROXY_CONNS_MAX, "");
+		return;
+	}
 	if (rc < 0) {
 		px_answer(px, c, 400, "sagebox: bad proxy request: %s%s", why, "");
 		return;

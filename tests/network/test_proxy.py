@@ -127,6 +127,20 @@ def test_connections_cap(proxy, origin):
     time.sleep(0.3)
     r = p.raw(f"GET http://exact.test:{origin}/ HTTP/1.1\r\n\r\n".encode())
     assert status(r) == 503 and b"too many network connections" in r
+    # A client that connects and only then writes (every real one) hears the
+    # 503 too: the proxy waits for its head instead of closing at accept,
+    # which made the client's send fail with EPIPE (CI, stop 33).
+    late = socket.socket(socket.AF_UNIX)
+    late.settimeout(10)
+    late.connect(p.sock)
+    time.sleep(0.3)
+    late.sendall(f"GET http://exact.test:{origin}/ HTTP/1.1\r\n\r\n".encode())
+    r = b""
+    while x := late.recv(65536):
+        r += x
+    late.close()
+    assert status(r) == 503 and b"too many network connections" in r
+    assert any("too many network connections" in (a.get("reason") or "") for a in p.audit_lines())
     for s in held:
         s.close()
     time.sleep(0.3)
