@@ -2,11 +2,33 @@
 share: the origin server on the host's loopback, which a sandbox reaches
 only through sagebox's proxy, the code that fetches a URL from inside, and
 the helpers of the code that tries to get around the proxy."""
+import hashlib
 import http.server
 
 
+def big(n):
+    """The body of /big/N: N bytes of a pattern the code inside can check."""
+    return (b"0123456789abcdef" * (n // 16 + 1))[:n]
+
+
 class Origin(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        """Answers the SHA-256 of the body it read (an upload's check)."""
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        digest = hashlib.sha256(body).hexdigest().encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(digest)))
+        self.end_headers()
+        self.wfile.write(digest)
+
     def do_GET(self):
+        if self.path.startswith("/big/"):
+            body = big(int(self.path[5:]))
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
         if self.path.startswith("/redirect"):
             self.send_response(302)
             self.send_header("Location", "http://refused.test/")

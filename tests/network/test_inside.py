@@ -133,6 +133,26 @@ def test_plain_get_in_a_session(warm, origin):
     assert any(w.endswith(f", job {jid}") for w in whos), whos
 
 
+def test_big_transfers_both_ways_and_at_once(warm, origin):
+    """The relay inside buffers and passes back-pressure on: 8 MiB down and
+    4 MiB up, eight connections at once, every byte checked."""
+    r = py(warm, f"""
+import hashlib, threading, urllib.request
+n = 8 << 20
+want = (b"0123456789abcdef" * (n // 16 + 1))[:n]
+got = {{}}
+def down(i):
+    got[i] = urllib.request.urlopen("http://exact.test:{origin}/big/%d" % n, timeout=60).read() == want
+ts = [threading.Thread(target=down, args=(i,)) for i in range(8)]
+for t in ts: t.start()
+for t in ts: t.join()
+up = bytes(range(256)) * (4 << 12)
+answer = urllib.request.urlopen(urllib.request.Request("http://exact.test:{origin}/up", data=up), timeout=60).read()
+print(sorted(got.values()), answer.decode() == hashlib.sha256(up).hexdigest())
+""", timeout_s=120)
+    assert r["stdout"].strip() == "[True, True, True, True, True, True, True, True] True", r
+
+
 def test_https_through_connect(warm, tls):
     port, ca = tls
     r = py(warm, f"""
