@@ -11,6 +11,24 @@ def big(n):
     return (b"0123456789abcdef" * (n // 16 + 1))[:n]
 
 
+# What oeis.org answers a search in its text format (fmt=text), shortened:
+# Sage's oeis() parses it.
+OEIS_SEARCH = """# Greetings from The On-Line Encyclopedia of Integer Sequences! http://oeis.org/
+
+Search: seq:1,1,2,5,14,42
+Showing 1-1 of 1
+
+%I A000108 M1459 N0577 #1000
+%S A000108 1,1,2,5,14,42,132,429,1430,4862,16796,58786,208012,742900,2674440,
+%N A000108 Catalan numbers: C(n) = binomial(2n,n)/(n+1) = (2n)!/(n!(n+1)!).
+%O A000108 0,3
+%K A000108 core,nonn,easy,nice
+%A A000108 _N. J. A. Sloane_
+
+# Content is available under The OEIS End-User License Agreement: http://oeis.org/LICENSE
+"""
+
+
 class Origin(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
         """Answers the SHA-256 of the body it read (an upload's check)."""
@@ -22,6 +40,14 @@ class Origin(http.server.BaseHTTPRequestHandler):
         self.wfile.write(digest)
 
     def do_GET(self):
+        if self.path.startswith("/search?"):
+            body = OEIS_SEARCH.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
         if self.path.startswith("/big/"):
             body = big(int(self.path[5:]))
             self.send_response(200)

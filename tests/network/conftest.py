@@ -26,7 +26,7 @@ def origin():
 
 
 HOSTS = """127.0.0.1 localhost
-127.0.0.1 exact.test a.wild.test wild.test loop.test
+127.0.0.1 exact.test a.wild.test wild.test loop.test oeis.org
 169.254.169.254 meta.test
 10.1.2.3 lan.test
 """

@@ -67,7 +67,7 @@ def network(origin, tls_port):
     # The origins listen on loopback: their address is listed too.
     # loop.test:81 and meta.test:80 are listed by name only.
     return (f"exact.test:{origin}, exact.test:{tls_port}, 127.0.0.1:{origin}, 127.0.0.1:{tls_port}, "
-            f"loop.test:81, meta.test:80")
+            f"loop.test:81, meta.test:80, oeis.org:{tls_port}")
 
 
 def prefix(hosts):
@@ -151,6 +151,21 @@ answer = urllib.request.urlopen(urllib.request.Request("http://exact.test:{origi
 print(sorted(got.values()), answer.decode() == hashlib.sha256(up).hexdigest())
 """, timeout_s=120)
     assert r["stdout"].strip() == "[True, True, True, True, True, True, True, True] True", r
+
+
+def test_sage_oeis_through_the_proxy(warm, tls):
+    """The issue's first example: Sage's own oeis() client finds the
+    proxy by the variables and gets its answer over HTTPS through CONNECT.
+    oeis.org is the test origin here (the test hosts file), on the test
+    origin's port: oeis_url is pointed there, the rest is Sage's code."""
+    port, _ = tls
+    r = warm.run(f"""
+import sage.databases.oeis as o
+o.oeis_url = "https://oeis.org:{port}/"
+print(oeis([1, 1, 2, 5, 14, 42]))
+""", "sage", timeout_s=120)
+    assert not r.get("error"), r
+    assert "0: A000108: Catalan numbers" in r["stdout"], r
 
 
 def test_https_through_connect(warm, tls):
