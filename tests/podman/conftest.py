@@ -20,6 +20,12 @@ import pytest
 USER = os.environ.get("SB_TEST_USER", "sagebox-test")
 IMAGE = os.environ.get("SB_TEST_IMAGE", "localhost/sagebox-sage:deb12-pip")
 DOCKER = os.environ.get("SB_TEST_DOCKER", "/usr/local/bin/docker")
+# The podman-network suite (tests/podman/meson.build) runs the break-out
+# checks again with a network list set, as sandbox-network does for the
+# native sandbox: every sagebox the test user starts gets it (and a native
+# one started as root inherits it).
+NETWORK = os.environ.get("SAGEBOX_NETWORK", "none") != "none"
+NET_MOUNT = "/run/sagebox-net"
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
@@ -65,6 +71,8 @@ def user_env(extra=None):
         "XDG_RUNTIME_DIR": f"/run/user/{uid}",
         "LANG": "C.UTF-8",
     }
+    if NETWORK:
+        env["SAGEBOX_NETWORK"] = os.environ["SAGEBOX_NETWORK"]
     env.update(extra or {})
     return env
 
