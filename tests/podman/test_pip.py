@@ -1,7 +1,7 @@
 """pip inside a Podman container when the user's `network` list allows the
 index (issue 26; the native version is tests/network/test_pip.py): %pip
-in a Python session and `pip install` in a shell session install the
-hand-made wheel of tests/packages/pyindex.py from a simple index on the
+in a Python or Sage session and `pip install` in a shell session install
+the hand-made wheel of tests/packages/pyindex.py from a simple index on the
 host's loopback, reached as pypi.test through sagebox's proxy (sagebox runs
 in a mount namespace with a test hosts file, as test_network.py). What pip
 installed imports in the next call, lies under /work/.local only, and is
@@ -33,7 +33,9 @@ def box(tmp_path_factory, index):
     hosts = hosts_file(tmp_path_factory, "127.0.0.1 localhost\n127.0.0.1 pypi.test\n")
     # The index listens on loopback: its address is listed too.
     net = f"pypi.test:{index.port}, 127.0.0.1:{index.port}"
-    m = MCP(SAGEBOX, ("--backend", "podman", "--image", IMAGE, "--network", net), prefix=with_hosts(hosts))
+    # (1g: Sage needs more than the default where rlimits stand in for cgroups)
+    m = MCP(SAGEBOX, ("--backend", "podman", "--image", IMAGE, "--network", net, "--memory", "1g"),
+            prefix=with_hosts(hosts))
     yield m
     m.close()
 
@@ -44,7 +46,7 @@ def install_args(index):
 
 
 def call(m, sid, lang, code):
-    tool = {"python": "run_python", "shell": "run_shell"}[lang]
+    tool = {"sage": "run_sagemath", "python": "run_python", "shell": "run_shell"}[lang]
     return m.call(tool, {"code": code, "session_id": sid}, timeout=300)["structuredContent"]
 
 
@@ -79,7 +81,8 @@ def gone(m, lang):
         m.call("session_close", {"session_id": sid})
 
 
-@pytest.mark.parametrize("lang, how", [("python", "%pip install"), ("shell", "pip install")])
+@pytest.mark.parametrize("lang, how", [("python", "%pip install"), ("sage", "%pip install"),
+                                       ("shell", "pip install")])
 def test_pip_install_in_a_container_session(box, index, lang, how):
     sid = open_session(box, lang)
     try:
