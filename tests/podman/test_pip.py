@@ -11,7 +11,7 @@ import os
 import sys
 
 import pytest
-from mcpclient import MCP
+from mcpclient import MCP, TOOLS
 
 from conftest import IMAGE, SAGEBOX, as_user_argv, hosts_file, with_hosts
 
@@ -40,14 +40,8 @@ def box(tmp_path_factory, index):
     m.close()
 
 
-def install_args(index):
-    # plain http: pip wants the host marked trusted (pypi.org is https)
-    return f"--index-url http://pypi.test:{index.port}/simple --trusted-host pypi.test:{index.port} {NAME}"
-
-
 def call(m, sid, lang, code):
-    tool = {"sage": "run_sagemath", "python": "run_python", "shell": "run_shell"}[lang]
-    return m.call(tool, {"code": code, "session_id": sid}, timeout=300)["structuredContent"]
+    return m.call(TOOLS[lang], {"code": code, "session_id": sid}, timeout=300)["structuredContent"]
 
 
 # Run by python3 in the container: the module, where it lies, and every
@@ -86,7 +80,7 @@ def gone(m, lang):
 def test_pip_install_in_a_container_session(box, index, lang, how):
     sid = open_session(box, lang)
     try:
-        s = call(box, sid, lang, f"{how} {install_args(index)}")
+        s = call(box, sid, lang, f"{how} {index.pip_args('pypi.test')}")
         assert f"Successfully installed {NAME}-{VERSION}" in s["stdout"], (s["stdout"], s["stderr"])
         # the next call imports it (in the session's Python, or a python3 the shell starts)
         s = call(box, sid, lang, f"python3 - <<'EOF'\n{PROBE}\nEOF" if lang == "shell" else PROBE)
