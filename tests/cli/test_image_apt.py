@@ -16,13 +16,13 @@ def test_apt_packages_in_the_include():
     p = run(["image", "build", "--dry-run", "--mirror", "http://deb.debian.org/debian",
              "--apt", "python3-networkx", "--apt=r-base-core"])
     assert p.returncode == 0, p.stderr
-    assert include_of(p) == ["sagemath", "python3", "singular-doc", "python3-networkx", "r-base-core"]
+    assert include_of(p) == ["sagemath", "python3", "python3-pip", "singular-doc", "python3-networkx", "r-base-core"]
 
 
 def test_without_apt_the_include_is_unchanged():
     p = run(["image", "build", "--dry-run", "--mirror", "http://deb.debian.org/debian"])
     assert p.returncode == 0, p.stderr
-    assert include_of(p) == ["sagemath", "python3", "singular-doc"]
+    assert include_of(p) == ["sagemath", "python3", "python3-pip", "singular-doc"]
 
 
 def test_bad_apt_names_refused():

@@ -82,6 +82,11 @@ class Index:
         _Quiet.seen = self.requests
         threading.Thread(target=self.srv.serve_forever, daemon=True).start()
 
+    def pip_args(self, host):
+        """pip install's arguments for NAME from this index, reached as
+        HOST (plain http: pip wants the host marked trusted)."""
+        return f"--index-url http://{host}:{self.port}/simple --trusted-host {host}:{self.port} {NAME}"
+
     def close(self):
         self.srv.shutdown()
         self.srv.server_close()

@@ -18,8 +18,14 @@ import time
 import pytest
 
 USER = os.environ.get("SB_TEST_USER", "sagebox-test")
-IMAGE = os.environ.get("SB_TEST_IMAGE", "localhost/sagebox-sage:deb12")
+IMAGE = os.environ.get("SB_TEST_IMAGE", "localhost/sagebox-sage:deb12-pip")
 DOCKER = os.environ.get("SB_TEST_DOCKER", "/usr/local/bin/docker")
+# The podman-network suite (tests/podman/meson.build) runs the break-out
+# checks again with a network list set, as sandbox-network does for the
+# native sandbox: every sagebox the test user starts gets it (and a native
+# one started as root inherits it).
+NETWORK = os.environ.get("SAGEBOX_NETWORK", "none") != "none"
+NET_MOUNT = "/run/sagebox-net"
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
@@ -65,6 +71,8 @@ def user_env(extra=None):
         "XDG_RUNTIME_DIR": f"/run/user/{uid}",
         "LANG": "C.UTF-8",
     }
+    if NETWORK:
+        env["SAGEBOX_NETWORK"] = os.environ["SAGEBOX_NETWORK"]
     env.update(extra or {})
     return env
 
@@ -76,6 +84,23 @@ def as_user_argv(argv, extra_env=None):
     env = user_env(extra_env)
     return ["runuser", "-u", USER, "--", "env", "-i", "-C", "/"] + \
         [f"{k}={v}" for k, v in env.items()] + list(argv)
+
+
+def hosts_file(tmp_path_factory, text):
+    """A hosts file the test user can read, for with_hosts()."""
+    d = tmp_path_factory.mktemp("hosts")
+    os.chmod(d, 0o755)
+    p = d / "hosts"
+    p.write_text(text)
+    return p
+
+
+def with_hosts(hosts, extra_env=None):
+    """argv prefix: root makes a mount namespace with HOSTS bound over
+    /etc/hosts (sagebox's proxy resolves names there; podman does not read
+    it: the containers get --no-hosts), then switches to the test user."""
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+            'mount --bind "$0" /etc/hosts && exec "$@"', str(hosts)] + as_user_argv([], extra_env)
 
 
 def as_user(argv, input=None, extra_env=None, timeout=300, check=False):

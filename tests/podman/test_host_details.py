@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from conftest import SAGEBOX, as_user, run_code, user_info
+from conftest import NET_MOUNT, NETWORK, SAGEBOX, as_user, run_code, user_info
 
 
 def unescape(field):
@@ -112,7 +112,17 @@ def test_podman_shows_no_more_of_the_host_than_native(isolation):
     allowed = (home + "/.local/share/containers/", f"/run/user/{uid}/containers/")
     users_mounts = as_user(["cat", "/proc/self/mountinfo"], check=True).stdout.decode()
     allowed_roots = tuple(kernel_name(a, users_mounts) for a in allowed)
-    roots, opts = host_paths(pm["mountinfo"])
+    # with a network list (the podman-network suite): the sandbox's own
+    # proxy socket directory, bound read-only at /run/sagebox-net, shows its
+    # host path (TMPDIR/sagebox-net-XXXXXX/ID, said in host_details), and
+    # only that directory, not one above it
+    lines = pm["mountinfo"].splitlines()
+    net = [f for f in (l.split() for l in lines) if len(f) > 4 and f[4] == NET_MOUNT]
+    if NETWORK:
+        assert len(net) == 1 and re.fullmatch(r"/\S*/sagebox-net-\w{6}/[0-9]+", unescape(net[0][3])), net
+        assert "ro" in net[0][5].split(","), net
+    assert len(net) == NETWORK, net
+    roots, opts = host_paths("\n".join(l for l in lines if l.split()[4:5] != [NET_MOUNT]))
     stray = sorted(p for p in roots if not p.startswith(allowed_roots)) + \
         sorted(p for p in opts if not p.startswith(allowed))
     assert stray == [], (stray, allowed_roots)
@@ -123,3 +133,6 @@ def test_what_stays_visible_is_said():
     hd = res["sandbox"]["host_details"]
     assert any("mountinfo" in v for v in hd["visible"]), hd
     assert "/sys (an empty tmpfs)" in hd["hidden"]
+    # with a network list, the host path of the proxy socket directory too
+    assert any("sagebox-net-" in v and NET_MOUNT in v for v in hd["visible"]) == NETWORK, hd
+    assert res["sandbox"]["host_mounts"].startswith(f"its proxy socket directory at {NET_MOUNT}") == NETWORK, res

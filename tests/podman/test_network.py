@@ -16,18 +16,14 @@ import pytest
 from mcpclient import MCP
 from netorigin import AROUND, GET, check_gets, check_session_get, origin_server
 
-from conftest import DOCKER, IMAGE, SAGEBOX, as_user_argv, cmdline, descendants, ours, status, wait_for
+from conftest import DOCKER, IMAGE, SAGEBOX, cmdline, descendants, hosts_file, ours, status, wait_for, with_hosts
 
 HOSTS = "127.0.0.1 localhost\n127.0.0.1 exact.test\n"
 
 
 @pytest.fixture(scope="module")
 def hosts(tmp_path_factory):
-    d = tmp_path_factory.mktemp("hosts")
-    os.chmod(d, 0o755)
-    p = d / "hosts"
-    p.write_text(HOSTS)
-    return p
+    return hosts_file(tmp_path_factory, HOSTS)
 
 
 @pytest.fixture(scope="module")
@@ -40,15 +36,9 @@ def net(origin):
     return f"exact.test:{origin}, 127.0.0.1:{origin}"
 
 
-def prefix(hosts, extra_env=None):
-    """Root makes the mount namespace, then switches to the test user."""
-    return ["unshare", "--mount", "--propagation", "private", "sh", "-c",
-            'mount --bind "$0" /etc/hosts && exec "$@"', str(hosts)] + as_user_argv([], extra_env)
-
-
 def server(hosts, origin, *flags):
     return MCP(SAGEBOX, ("--backend", "podman", "--image", IMAGE, "--network", net(origin), *flags),
-               prefix=prefix(hosts))
+               prefix=with_hosts(hosts))
 
 
 # A server per test: the suite checks after each test that no container of
@@ -153,7 +143,7 @@ def test_nothing_left_after_a_killed_sagebox(hosts, origin):
 
 
 def test_docker_fresh_get(hosts, origin, docker_socket):
-    argv = prefix(hosts, docker_socket) + [SAGEBOX, "run", "--json", "--backend", "docker", "--podman", DOCKER,
+    argv = with_hosts(hosts, docker_socket) + [SAGEBOX, "run", "--json", "--backend", "docker", "--podman", DOCKER,
                                            "--image", IMAGE, "--network", net(origin), "--lang", "python", "-"]
     p = subprocess.run(argv, input=GET.format(url=f"http://exact.test:{origin}/d").encode(), capture_output=True,
                        timeout=300, cwd="/")
@@ -162,7 +152,7 @@ def test_docker_fresh_get(hosts, origin, docker_socket):
 
 
 def test_self_test_asks_the_proxy_from_inside(hosts, origin):
-    argv = prefix(hosts) + [SAGEBOX, "self-test", "--json", "--backend", "podman", "--image", IMAGE,
+    argv = with_hosts(hosts) + [SAGEBOX, "self-test", "--json", "--backend", "podman", "--image", IMAGE,
                             "--network", net(origin)]
     p = subprocess.run(argv, capture_output=True, timeout=600, cwd="/")
     checks = {c["name"]: c for c in json.loads(p.stdout.decode())["checks"]}

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from conftest import (DOCKER, IMAGE, SAGEBOX, USER, as_user, as_user_argv, cmdline,
+from conftest import (DOCKER, IMAGE, NET_MOUNT, NETWORK, SAGEBOX, USER, as_user, as_user_argv, cmdline,
                       descendants, environ_of, ours, podman, run_code, status, wait_for)
 
 ALLOWED_ENV = {
@@ -23,6 +23,13 @@ ALLOWED_ENV = {
     "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "MPLBACKEND",
     "HOSTNAME",  # set by the runtime to the container's own name
     "SYMPOW_PKGCACHEDIR",  # set by the driver: sympow's cache under $DOT_SAGE (issue 25)
+}
+# With a network list (the podman-network suite), also the proxy's
+# variables (sandbox.c) and pip's (the driver's pipenv.py): none is a secret.
+NET_ENV = {
+    "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy", "NO_PROXY", "no_proxy",
+    "SAGEBOX_NET_SOCKET", "PYTHONUSERBASE", "PIP_USER", "PIP_BREAK_SYSTEM_PACKAGES", "PIP_CACHE_DIR",
+    "PIP_NO_INPUT", "PIP_PROGRESS_BAR", "PIP_DISABLE_PIP_VERSION_CHECK", "PIP_RETRIES", "PIP_ROOT_USER_ACTION",
 }
 SECRETS = {"SAGEBOX_TEST_SECRET": "s3cr3t-value-123", "OPENAI_API_KEY": "sk-test-456",
            "AWS_SECRET_ACCESS_KEY": "aws-789"}
@@ -48,6 +55,27 @@ try:
     r["dns"] = "resolved"
 except OSError as e:
     r["dns"] = str(e)
+# a DNS query for deb.debian.org straight to a public resolver
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+u.settimeout(3)
+try:
+    u.sendto(bytes.fromhex("123401000001000000000000036465620664656269616e036f72670000010001"), ("8.8.8.8", 53))
+    u.recvfrom(512)
+    r["udp"] = "answered"
+except OSError as e:
+    r["udp"] = e.errno if e.errno else type(e).__name__
+# the proxy's socket directory, with a network list: read-only, not listable
+r["netdir"] = {}
+for p in ("/run/sagebox-net/planted", "/run/sagebox-net/proxy.sock"):
+    try:
+        os.unlink(p)
+        r["netdir"][p] = "removed"
+    except OSError as e:
+        r["netdir"][p] = e.errno
+try:
+    r["netdir"]["list"] = os.listdir("/run/sagebox-net")
+except OSError as e:
+    r["netdir"]["list"] = e.errno
 r["writes"] = {}
 for p in ("/etc/sagebox-probe", "/usr/bin/sagebox-probe", "/sagebox-probe", "/home/sage/probe", "/var/tmp/probe"):
     try:
@@ -61,7 +89,7 @@ open("/tmp/probe.txt", "w").write("ok")
 r["cwd_writable"] = open("probe.txt").read() == "ok"
 r["env"] = sorted(os.environ)
 r["environ_values"] = "\n".join(os.environ.values())
-r["mountpoints"] = [l.split()[4] for l in open("/proc/self/mountinfo")]
+r["mountpoints"] = {l.split()[4]: l.split()[5] for l in open("/proc/self/mountinfo")}
 r["rl"] = {n: resource.getrlimit(getattr(resource, n)) for n in
            ("RLIMIT_DATA", "RLIMIT_NPROC", "RLIMIT_NOFILE", "RLIMIT_FSIZE", "RLIMIT_AS", "RLIMIT_CORE")}
 sv = os.statvfs("/tmp")
@@ -238,10 +266,12 @@ def test_inside_the_container():
     assert int(r["CapBnd"], 16) == 0 and int(r["CapAmb"], 16) == 0
     assert r["NoNewPrivs"] == "1"
     assert r["Seccomp"] == "2"
-    # no network at all: only loopback, nothing routes, no DNS
+    # no network at all: only loopback, nothing routes, no DNS (the same
+    # with a network list: the proxy, outside, is the only way out)
     assert r["net"] == ["lo"]
     assert r["connect"] in (errno.ENETUNREACH, errno.EHOSTUNREACH, errno.ECONNREFUSED, errno.EACCES)
     assert r["dns"] != "resolved"
+    assert r["udp"] in (errno.ENETUNREACH, errno.EHOSTUNREACH, errno.EACCES, errno.EPERM), r["udp"]
     # read-only root; only the tmpfs are writable
     for path, e in r["writes"].items():
         assert e in (errno.EROFS, errno.EACCES, errno.ENOENT), (path, e)
@@ -250,8 +280,14 @@ def test_inside_the_container():
     # stricter seccomp than the engine's default: no new namespaces, no ptrace; fork works
     assert all(e != 0 for e in r["unshare"].values()), r["unshare"]
     assert r["ptrace"] != 0 and r["fork"] == 7
-    # no host directory is mounted
+    # no host directory is mounted; with a network list, the sandbox's own
+    # proxy socket directory, read-only: nothing in it can be removed or
+    # replaced, and it cannot be listed (0711: enter, not list)
     allowed = {"/", "/tmp", "/tmp/work", "/etc/hosts", "/etc/hostname", "/etc/passwd", "/run/.containerenv"}
+    if NETWORK:
+        assert "ro" in r["mountpoints"].pop(NET_MOUNT).split(","), r["mountpoints"]
+        assert r["netdir"] == {NET_MOUNT + "/planted": errno.EROFS, NET_MOUNT + "/proxy.sock": errno.EROFS,
+                               "list": errno.EACCES}, r["netdir"]
     for mp in r["mountpoints"]:
         assert mp in allowed or mp.startswith(("/proc", "/dev", "/sys")), mp
     # rlimits of the seed
@@ -323,7 +359,15 @@ def test_every_seed_flag_on_the_podman_command_line(cgroup_version):
         assert cfg["User"] == user
         assert cfg["Labels"]["sagebox"] == "1" and cfg["Labels"]["sagebox.owner"]
         assert "/tmp" in hc["Tmpfs"] and "/tmp/work" in hc["Tmpfs"]
-        assert info["Mounts"] in (None, []) and not hc.get("Binds")
+        if NETWORK:
+            # the one host directory: the sandbox's own proxy socket directory, read-only
+            m = re.search(r"--mount type=bind,source=(\S+),target=/run/sagebox-net,readonly=true", joined)
+            assert m and re.fullmatch(r"/\S*/sagebox-net-\w{6}/[0-9]+", m.group(1)), joined
+            assert [(b["Type"], b["Source"], b["Destination"], b["RW"]) for b in info["Mounts"]] == \
+                [("bind", m.group(1), NET_MOUNT, False)], info["Mounts"]
+            assert all(b.startswith(f"{m.group(1)}:{NET_MOUNT}:") for b in hc.get("Binds") or []), hc["Binds"]
+        else:
+            assert info["Mounts"] in (None, []) and not hc.get("Binds")
         assert not any(v in " ".join(cfg["Env"]) for v in SECRETS.values())
         # the code arrived on stdin: it is nowhere in the container's config
         assert "time.sleep(120)" not in json.dumps(info)
@@ -335,7 +379,8 @@ def test_every_seed_flag_on_the_podman_command_line(cgroup_version):
 
 def test_env_scrubbed_inside():
     r, _ = probe(extra_env=SECRETS)
-    assert set(r["env"]) <= ALLOWED_ENV, set(r["env"]) - ALLOWED_ENV
+    allowed = ALLOWED_ENV | NET_ENV if NETWORK else ALLOWED_ENV
+    assert set(r["env"]) <= allowed, set(r["env"]) - allowed
     for v in SECRETS.values():
         assert v not in r["environ_values"]
 

@@ -2,7 +2,7 @@
  * image from Debian's sagemath package, built without root and without a
  * container registry:
  *
- *   mmdebstrap --mode=unshare --variant=apt --include=sagemath,python3,singular-doc \
+ *   mmdebstrap --mode=unshare --variant=apt --include=sagemath,python3,python3-pip,singular-doc \
  *       SUITE - <apt sources> | podman import ... - TAG
  *
  * then a check that Sage runs in it the way sagebox runs it, and the tag.
@@ -111,9 +111,13 @@ int pm_image_build(const struct pm_self *pm, const struct sb_image_recipe *r)
 	mm[n++] = "--mode=unshare";
 	mm[n++] = "--variant=apt";
 	mm[n++] = "--format=tar";
-	/* singular-doc for Singular's info file: Sage's singular.<cmd>? help
-	 * reads it (the rest of that package, its HTML, is excluded below). */
-	char include[1024] = "--include=sagemath,python3,singular-doc";
+	/* python3-pip: Debian's sagemath has no pip (the official image has
+	 * Sage's); with the user's `network` list allowing an index, pip in a
+	 * session installs into its /work/.local (driver/pipenv.py). Without a
+	 * list it reaches nothing. singular-doc for Singular's info file:
+	 * Sage's singular.<cmd>? help reads it (the rest of that package, its
+	 * HTML, is excluded below). */
+	char include[1024] = "--include=sagemath,python3,python3-pip,singular-doc";
 	for (size_t i = 0; r->apt_extra && r->apt_extra[i]; i++) {
 		size_t l = strlen(include);
 		snprintf(include + l, sizeof include - l, ",%s", r->apt_extra[i]);

@@ -79,6 +79,23 @@ static int image_get(const struct pm_self *pm, struct pm_image *img, struct sb_e
 	return 0;
 }
 
+/* With a network list: the relay and the socket directory, said where the
+ * result says what the sandbox enforces and what of the host it shows (its
+ * host path is in /proc/self/mountinfo, as every bind's). */
+static void net_said(json_t *enforced)
+{
+	json_object_set_new(enforced, "network",
+			    json_string("loopback only (--network=none); the allow-list proxy's relay on 127.0.0.1:" PM_STR(SB_NET_PORT) ", "
+					"its socket bound read-only at " SB_NET_MOUNT));
+	const char *was = json_string_value(json_object_get(enforced, "host_mounts"));
+	char hm[512];
+	snprintf(hm, sizeof hm, "its proxy socket directory at " SB_NET_MOUNT " (read-only); else %s", was ? was : "none");
+	json_object_set_new(enforced, "host_mounts", json_string(hm));
+	json_array_append_new(json_object_get(json_object_get(enforced, "host_details"), "visible"),
+			      json_string("/proc/self/mountinfo: the host path of its proxy socket directory "
+					  "(TMPDIR/sagebox-net-XXXXXX/ID), bound at " SB_NET_MOUNT));
+}
+
 int pm_spawn(const struct pm_self *pm, const struct sb_sandbox_req *req,
 	     struct sb_sandbox *sb, struct sb_error *err)
 {
@@ -148,9 +165,7 @@ int pm_spawn(const struct pm_self *pm, const struct sb_sandbox_req *req,
 	sb->priv = p;
 	sb->enforced = pm_enforced_json(pm, &info, &plan, &img, l, uid);
 	if (req->net_dir)
-		json_object_set_new(sb->enforced, "network",
-				    json_string("loopback only (--network=none); the allow-list proxy's relay on 127.0.0.1:" PM_STR(SB_NET_PORT) ", "
-						"its socket bound read-only at " SB_NET_MOUNT));
+		net_said(sb->enforced);
 	json_object_set_new(sb->enforced, "container",
 			    json_pack("{s:s, s:s}", "name", p->name, "owner", pm_owner_self()));
 	return 0;
