@@ -47,9 +47,9 @@ static void usage(FILE *out)
 		"code runs on this machine) into the packages directory:\n"
 		"  $XDG_DATA_HOME/sagebox/site-packages (default ~/.local/share/sagebox/site-packages;\n"
 		"  as root without XDG_DATA_HOME: /var/lib/sagebox/site-packages)\n"
-		"Every sandbox started afterwards sees it read-only at " SB_PACKAGES_MOUNT ",\n"
-		"at the end of sys.path (Sage's own modules come first). remove deletes a\n"
-		"package's files (its dependencies stay).\n"
+		"Every sandbox sees it read-only at " SB_PACKAGES_MOUNT ", at the end of\n"
+		"sys.path (Sage's own modules come first), a running `sagebox mcp` from\n"
+		"its next call. remove deletes a package's files (its dependencies stay).\n"
 		"\n"
 		"  --index-url URL  the simple index to use instead of pip's configured one\n"
 		"  --json           list: as JSON\n");
@@ -80,25 +80,6 @@ static int wait_child(pid_t pid)
 	if (SB_RETRY_EINTR(waitpid(pid, &st, 0)) < 0)
 		return -1;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-/* mkdir -p, each new directory 0755: the sandbox user reads it as "other". */
-static int make_dirs(const char *dir)
-{
-	char p[PATH_MAX];
-	snprintf(p, sizeof p, "%s", dir);
-	for (char *s = p + 1;; s++) {
-		if (*s && *s != '/')
-			continue;
-		char c = *s;
-		*s = '\0';
-		if (mkdir(p, 0755) != 0 && errno != EEXIST) {
-			fprintf(stderr, "sagebox: packages: cannot create %s: %s\n", p, strerror(errno));
-			return -1;
-		}
-		if (!(*s = c))
-			return 0;
-	}
 }
 
 struct proxy_run {
@@ -318,7 +299,8 @@ static int add(struct sb_config *cfg, char **args, int nargs)
 		free(names);
 		return SB_EXIT_FAILURE;
 	}
-	if (make_dirs(dir)) {
+	if (sb_packages_make_dir(dir, &err)) {
+		sb_cli_print_error(&err);
 		free(names);
 		return SB_EXIT_FAILURE;
 	}
@@ -348,8 +330,8 @@ static int add(struct sb_config *cfg, char **args, int nargs)
 	if (!sb_packages_bindable(dir, why, sizeof why) && why[0])
 		fprintf(stderr, "sagebox: warning: sandboxes will not see %s: %s\n", dir, why);
 	else
-		fprintf(stderr, "sagebox: sandboxes started from now on see %s read-only at %s (restart a running "
-				"`sagebox mcp` whose sandboxes saw no packages before)\n",
+		fprintf(stderr, "sagebox: sandboxes see %s read-only at %s, those of a running `sagebox mcp` too "
+				"(from their next call)\n",
 			dir, SB_PACKAGES_MOUNT);
 	return 0;
 }
