@@ -162,6 +162,48 @@ void sb_packages_server_start(void)
 		fprintf(stderr, "sagebox mcp: sandboxes will not see the packages directory: %s\n", why);
 }
 
+/* Only what PEP 508 and 440 spell: a package's METADATA is its author's
+ * text, and this goes into the model's prompt (no "Name: ignore the
+ * user..."). */
+static bool plain(const char *s, size_t max)
+{
+	size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-+!");
+	return n && n == strlen(s) && n <= max;
+}
+
+void sb_packages_model_text(char out[SB_PACKAGES_TEXT_MAX])
+{
+	char dir[PATH_MAX], why[PATH_MAX + 128];
+	out[0] = '\0';
+	if (sb_packages_dir(dir, sizeof dir, NULL) != 0 || !sb_packages_bindable(dir, why, sizeof why))
+		return;
+	json_t *l = sb_packages_list(dir), *it;
+	size_t i, shown = 0, skipped = 0, len = 0;
+	static const char intro[] = "The user installed these Python packages for every sandbox (read-only, at "
+				    "the end of sys.path): import them in Sage and Python code, no pip needed: ";
+	json_array_foreach(l, i, it) {
+		const char *name = json_string_value(json_object_get(it, "name"));
+		const char *version = json_string_value(json_object_get(it, "version"));
+		char one[128];
+		int w = snprintf(one, sizeof one, "%s %s", name ? name : "", version ? version : "");
+		/* room kept for ", " and " (and N more)." */
+		if (!plain(name ? name : "", 64) || !plain(version ? version : "", 32) ||
+		    shown == SB_PACKAGES_TEXT_NAMES || len + 2 + (size_t)w + 24 > SB_PACKAGES_TEXT_MAX) {
+			skipped++;
+			continue;
+		}
+		if (!shown)
+			len = (size_t)snprintf(out, SB_PACKAGES_TEXT_MAX, "%s", intro);
+		len += (size_t)snprintf(out + len, SB_PACKAGES_TEXT_MAX - len, "%s%s", shown ? ", " : "", one);
+		shown++;
+	}
+	if (shown && skipped)
+		snprintf(out + len, SB_PACKAGES_TEXT_MAX - len, " (and %zu more).", skipped);
+	else if (shown)
+		snprintf(out + len, SB_PACKAGES_TEXT_MAX - len, ".");
+	json_decref(l);
+}
+
 json_t *sb_packages_status(void)
 {
 	char dir[PATH_MAX], why[PATH_MAX + 128];

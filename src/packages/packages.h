@@ -41,6 +41,14 @@ int sb_packages_make_dir(const char *dir, struct sb_error *err);
  * add` puts there later, without a restart. Says on stderr why not. */
 void sb_packages_server_start(void);
 
+/* The line the model reads in the run tools' descriptions and the
+ * server's instructions: the packages installed in the directory, when
+ * sandboxes get it, by name and version, at most SB_PACKAGES_TEXT_NAMES of
+ * them and "(and N more)"; "" when none. Fits in SB_PACKAGES_TEXT_MAX. */
+#define SB_PACKAGES_TEXT_NAMES 20
+#define SB_PACKAGES_TEXT_MAX 640
+void sb_packages_model_text(char out[SB_PACKAGES_TEXT_MAX]);
+
 /* For status: {dir, bound, why?, mount, installed: [...]}; NULL when there
  * is no directory and none could be named. */
 json_t *sb_packages_status(void);
