@@ -3,7 +3,8 @@
  * `add` is the user's own command on the host, never the model's: it runs
  * the host's Sage Python as `-m pip install --target DIR --only-binary=:all:`
  * with its only way out a proxy of ours (net/proxy.c, the `network`
- * allow-list, started on 127.0.0.1 for this command alone). Wheels only:
+ * allow-list, started on 127.0.0.1 for this command alone; its audit lines
+ * go to the audit_log when one is set). Wheels only:
  * installing a wheel unpacks files and runs none of the package's code on
  * this machine (an sdist would run its build script here). DIR
  * (packages/packages.h) is bound read-only into every sandbox. */
@@ -23,6 +24,7 @@
 
 #include "cli/cli.h"
 #include "core/exit_status.h"
+#include "mcp/audit.h"
 #include "net/proxy.h"
 #include "packages/packages.h"
 #include "runner/locate.h"
@@ -136,8 +138,9 @@ static int proxy_start(const struct sb_config *cfg, struct proxy_run *px)
 	return 0;
 }
 
-/* End the proxy; print what it refused. Returns how many it refused. */
-static int proxy_stop(struct proxy_run *px)
+/* End the proxy; copy its audit lines to the audit log (log: -1, none)
+ * and print what it refused. Returns how many it refused. */
+static int proxy_stop(struct proxy_run *px, int log)
 {
 	close(px->control);
 	wait_child(px->pid);
@@ -148,6 +151,9 @@ static int proxy_stop(struct proxy_run *px)
 	rewind(f);
 	char line[2048];
 	while (fgets(line, sizeof line, f)) {
+		/* one write per line: whole lines among a running server's */
+		if (log >= 0 && write(log, line, strlen(line)) < 0)
+			fprintf(stderr, "sagebox: packages: cannot write the audit log: %s\n", strerror(errno));
 		json_t *o = json_loads(line, 0, NULL);
 		if (o && json_is_false(json_object_get(o, "allowed"))) {
 			const char *reason = json_string_value(json_object_get(o, "reason"));
@@ -304,8 +310,17 @@ static int add(struct sb_config *cfg, char **args, int nargs)
 		free(names);
 		return SB_EXIT_FAILURE;
 	}
+	/* audit_log set: what went out (or was refused) is on record there,
+	 * as the server's sandboxes' is. Opened first: never download unseen. */
+	struct sb_audit log = {.fd = -1};
+	if (cfg->audit_log[0] && sb_audit_open(&log, cfg->audit_log, &err)) {
+		sb_cli_print_error(&err);
+		free(names);
+		return SB_EXIT_FAILURE;
+	}
 	struct proxy_run px = {.pid = -1, .control = -1, .audit = -1};
 	if (proxy_start(cfg, &px)) {
+		sb_audit_close(&log);
 		free(names);
 		return SB_EXIT_FAILURE;
 	}
@@ -314,7 +329,8 @@ static int add(struct sb_config *cfg, char **args, int nargs)
 	fprintf(stderr, "sagebox: installing into %s with %s -m pip, through the proxy (network = %s)\n", dir, py,
 		cfg->network);
 	int rc = run_pip(py, dir, index, url, names, nnames);
-	int refused = proxy_stop(&px);
+	int refused = proxy_stop(&px, log.fd);
+	sb_audit_close(&log);
 	free(names);
 	if (rc != 0) {
 		fprintf(stderr, "sagebox: packages add: pip failed (exit status %d)\n", rc);
