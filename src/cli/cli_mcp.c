@@ -14,6 +14,7 @@
 #include "cli/cli.h"
 #include "mcp/audit.h"
 #include "mcp/mcp.h"
+#include "packages/packages.h"
 #include "runner/runner.h"
 #include "tools/tool.h"
 #include "transport/http.h"
@@ -354,6 +355,7 @@ int sb_cli_mcp(int argc, char **argv)
 		return SB_EXIT_FAILURE;
 	signal(SIGPIPE, SIG_IGN);
 
+	sb_packages_server_start(); /* before the backend looks for it */
 	struct sb_runner *runner = sb_runner_new(&cfg, &err);
 	if (runner)
 		sb_runner_prestart(runner, SB_LANG_SAGE);

@@ -3,7 +3,8 @@
  * `add` is the user's own command on the host, never the model's: it runs
  * the host's Sage Python as `-m pip install --target DIR --only-binary=:all:`
  * with its only way out a proxy of ours (net/proxy.c, the `network`
- * allow-list, started on 127.0.0.1 for this command alone). Wheels only:
+ * allow-list, started on 127.0.0.1 for this command alone; its audit lines
+ * go to the audit_log when one is set). Wheels only:
  * installing a wheel unpacks files and runs none of the package's code on
  * this machine (an sdist would run its build script here). DIR
  * (packages/packages.h) is bound read-only into every sandbox. */
@@ -23,6 +24,7 @@
 
 #include "cli/cli.h"
 #include "core/exit_status.h"
+#include "mcp/audit.h"
 #include "net/proxy.h"
 #include "packages/packages.h"
 #include "runner/locate.h"
@@ -47,9 +49,9 @@ static void usage(FILE *out)
 		"code runs on this machine) into the packages directory:\n"
 		"  $XDG_DATA_HOME/sagebox/site-packages (default ~/.local/share/sagebox/site-packages;\n"
 		"  as root without XDG_DATA_HOME: /var/lib/sagebox/site-packages)\n"
-		"Every sandbox started afterwards sees it read-only at " SB_PACKAGES_MOUNT ",\n"
-		"at the end of sys.path (Sage's own modules come first). remove deletes a\n"
-		"package's files (its dependencies stay).\n"
+		"Every sandbox sees it read-only at " SB_PACKAGES_MOUNT ", at the end of\n"
+		"sys.path (Sage's own modules come first), a running `sagebox mcp` from\n"
+		"its next call. remove deletes a package's files (its dependencies stay).\n"
 		"\n"
 		"  --index-url URL  the simple index to use instead of pip's configured one\n"
 		"  --json           list: as JSON\n");
@@ -80,25 +82,6 @@ static int wait_child(pid_t pid)
 	if (SB_RETRY_EINTR(waitpid(pid, &st, 0)) < 0)
 		return -1;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-/* mkdir -p, each new directory 0755: the sandbox user reads it as "other". */
-static int make_dirs(const char *dir)
-{
-	char p[PATH_MAX];
-	snprintf(p, sizeof p, "%s", dir);
-	for (char *s = p + 1;; s++) {
-		if (*s && *s != '/')
-			continue;
-		char c = *s;
-		*s = '\0';
-		if (mkdir(p, 0755) != 0 && errno != EEXIST) {
-			fprintf(stderr, "sagebox: packages: cannot create %s: %s\n", p, strerror(errno));
-			return -1;
-		}
-		if (!(*s = c))
-			return 0;
-	}
 }
 
 struct proxy_run {
@@ -155,8 +138,9 @@ static int proxy_start(const struct sb_config *cfg, struct proxy_run *px)
 	return 0;
 }
 
-/* End the proxy; print what it refused. Returns how many it refused. */
-static int proxy_stop(struct proxy_run *px)
+/* End the proxy; copy its audit lines to the audit log (log: -1, none)
+ * and print what it refused. Returns how many it refused. */
+static int proxy_stop(struct proxy_run *px, int log)
 {
 	close(px->control);
 	wait_child(px->pid);
@@ -167,6 +151,9 @@ static int proxy_stop(struct proxy_run *px)
 	rewind(f);
 	char line[2048];
 	while (fgets(line, sizeof line, f)) {
+		/* one write per line: whole lines among a running server's */
+		if (log >= 0 && write(log, line, strlen(line)) < 0)
+			fprintf(stderr, "sagebox: packages: cannot write the audit log: %s\n", strerror(errno));
 		json_t *o = json_loads(line, 0, NULL);
 		if (o && json_is_false(json_object_get(o, "allowed"))) {
 			const char *reason = json_string_value(json_object_get(o, "reason"));
@@ -318,12 +305,22 @@ static int add(struct sb_config *cfg, char **args, int nargs)
 		free(names);
 		return SB_EXIT_FAILURE;
 	}
-	if (make_dirs(dir)) {
+	if (sb_packages_make_dir(dir, &err)) {
+		sb_cli_print_error(&err);
+		free(names);
+		return SB_EXIT_FAILURE;
+	}
+	/* audit_log set: what went out (or was refused) is on record there,
+	 * as the server's sandboxes' is. Opened first: never download unseen. */
+	struct sb_audit log = {.fd = -1};
+	if (cfg->audit_log[0] && sb_audit_open(&log, cfg->audit_log, &err)) {
+		sb_cli_print_error(&err);
 		free(names);
 		return SB_EXIT_FAILURE;
 	}
 	struct proxy_run px = {.pid = -1, .control = -1, .audit = -1};
 	if (proxy_start(cfg, &px)) {
+		sb_audit_close(&log);
 		free(names);
 		return SB_EXIT_FAILURE;
 	}
@@ -332,7 +329,8 @@ static int add(struct sb_config *cfg, char **args, int nargs)
 	fprintf(stderr, "sagebox: installing into %s with %s -m pip, through the proxy (network = %s)\n", dir, py,
 		cfg->network);
 	int rc = run_pip(py, dir, index, url, names, nnames);
-	int refused = proxy_stop(&px);
+	int refused = proxy_stop(&px, log.fd);
+	sb_audit_close(&log);
 	free(names);
 	if (rc != 0) {
 		fprintf(stderr, "sagebox: packages add: pip failed (exit status %d)\n", rc);
@@ -348,8 +346,8 @@ static int add(struct sb_config *cfg, char **args, int nargs)
 	if (!sb_packages_bindable(dir, why, sizeof why) && why[0])
 		fprintf(stderr, "sagebox: warning: sandboxes will not see %s: %s\n", dir, why);
 	else
-		fprintf(stderr, "sagebox: sandboxes started from now on see %s read-only at %s (restart a running "
-				"`sagebox mcp` whose sandboxes saw no packages before)\n",
+		fprintf(stderr, "sagebox: sandboxes see %s read-only at %s, those of a running `sagebox mcp` too "
+				"(from their next call)\n",
 			dir, SB_PACKAGES_MOUNT);
 	return 0;
 }

@@ -15,7 +15,8 @@
 
 /* How long a client may keep tools/list and server/discover: the tool table
  * is fixed while the server runs, but settings (named in the descriptions)
- * may change with a restart. "private": the answers are for an
+ * may change with a restart, and the user's packages (named there too)
+ * while it runs. "private": the answers are for an
  * authenticated client, not for a shared cache. */
 #define CACHE_TTL_MS 300000
 

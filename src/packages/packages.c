@@ -101,19 +101,17 @@ bool sb_packages_bindable(const char *dir, char *why, size_t n)
 	struct stat st;
 	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
 		return false;
-	DIR *d = opendir(dir);
-	bool empty = true;
-	for (struct dirent *e; d && empty && (e = readdir(d));)
-		empty = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
-	if (d)
-		closedir(d);
-	if (empty)
-		return false;
 	/* The sandbox user (native started as root: sandbox_user; a container's
 	 * user) reads it as "other": so must every directory above it when
 	 * sagebox runs as root. Refused here, the sandboxes still start. */
 	if ((st.st_mode & 05) != 05) {
 		snprintf(why, n, "%s is not readable by others (mode %04o): chmod 755 it", dir, st.st_mode & 07777);
+		return false;
+	}
+	/* Stops any other local user (and a sandbox user that is "other" to
+	 * it) planting a module that every sandbox then imports. */
+	if (st.st_mode & 02) {
+		snprintf(why, n, "%s is writable by others (mode %04o): chmod o-w it", dir, st.st_mode & 07777);
 		return false;
 	}
 	if (geteuid() == 0) {
@@ -129,6 +127,81 @@ bool sb_packages_bindable(const char *dir, char *why, size_t n)
 		}
 	}
 	return true;
+}
+
+int sb_packages_make_dir(const char *dir, struct sb_error *err)
+{
+	char p[PATH_MAX];
+	if (dir[0] != '/' || snprintf(p, sizeof p, "%s", dir) >= (int)sizeof p)
+		return sb_fail(err, "the packages directory %s is not an absolute path", dir);
+	for (char *s = p + 1;; s++) {
+		if (*s && *s != '/')
+			continue;
+		char c = *s;
+		*s = '\0';
+		if (mkdir(p, 0755) == 0) {
+			/* ours: 0755 whatever the umask (a umask of 077 would hide it) */
+			if (chmod(p, 0755) != 0)
+				return sb_fail_errno(err, "cannot chmod %s", p);
+		} else if (errno != EEXIST) {
+			return sb_fail_errno(err, "cannot create %s", p);
+		}
+		if (!(*s = c))
+			return 0;
+	}
+}
+
+void sb_packages_server_start(void)
+{
+	char dir[PATH_MAX], why[PATH_MAX + 128];
+	struct sb_error err = {0};
+	if (sb_packages_dir(dir, sizeof dir, &err) != 0 || sb_packages_make_dir(dir, &err) != 0)
+		fprintf(stderr, "sagebox mcp: packages added while it runs will be seen after a restart only: %s\n",
+			err.msg);
+	else if (!sb_packages_bindable(dir, why, sizeof why) && why[0])
+		fprintf(stderr, "sagebox mcp: sandboxes will not see the packages directory: %s\n", why);
+}
+
+/* Only what PEP 508 and 440 spell: a package's METADATA is its author's
+ * text, and this goes into the model's prompt (no "Name: ignore the
+ * user..."). */
+static bool plain(const char *s, size_t max)
+{
+	size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-+!");
+	return n && n == strlen(s) && n <= max;
+}
+
+void sb_packages_model_text(char out[SB_PACKAGES_TEXT_MAX])
+{
+	char dir[PATH_MAX], why[PATH_MAX + 128];
+	out[0] = '\0';
+	if (sb_packages_dir(dir, sizeof dir, NULL) != 0 || !sb_packages_bindable(dir, why, sizeof why))
+		return;
+	json_t *l = sb_packages_list(dir), *it;
+	size_t i, shown = 0, skipped = 0, len = 0;
+	static const char intro[] = "The user installed these Python packages for every sandbox (read-only, at "
+				    "the end of sys.path): import them in Sage and Python code, no pip needed: ";
+	json_array_foreach(l, i, it) {
+		const char *name = json_string_value(json_object_get(it, "name"));
+		const char *version = json_string_value(json_object_get(it, "version"));
+		char one[128];
+		int w = snprintf(one, sizeof one, "%s %s", name ? name : "", version ? version : "");
+		/* room kept for ", " and " (and N more)." */
+		if (!plain(name ? name : "", 64) || !plain(version ? version : "", 32) ||
+		    shown == SB_PACKAGES_TEXT_NAMES || len + 2 + (size_t)w + 24 > SB_PACKAGES_TEXT_MAX) {
+			skipped++;
+			continue;
+		}
+		if (!shown)
+			len = (size_t)snprintf(out, SB_PACKAGES_TEXT_MAX, "%s", intro);
+		len += (size_t)snprintf(out + len, SB_PACKAGES_TEXT_MAX - len, "%s%s", shown ? ", " : "", one);
+		shown++;
+	}
+	if (shown && skipped)
+		snprintf(out + len, SB_PACKAGES_TEXT_MAX - len, " (and %zu more).", skipped);
+	else if (shown)
+		snprintf(out + len, SB_PACKAGES_TEXT_MAX - len, ".");
+	json_decref(l);
 }
 
 json_t *sb_packages_status(void)

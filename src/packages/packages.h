@@ -24,10 +24,30 @@ int sb_packages_dir(char *dir, size_t n, struct sb_error *err);
  * directory is an empty list. */
 json_t *sb_packages_list(const char *dir);
 
-/* Whether sandboxes get dir: true when it is a directory with something in
- * it that the sandbox user can read; false with why ("" when it is absent
- * or empty: nothing to say). */
+/* Whether sandboxes get dir: true when it is a directory, empty or not,
+ * that the sandbox user can read and others cannot write; false with why
+ * ("" when it is absent: nothing to say). Bound even when empty, so that
+ * what `packages add` puts there later shows in sandboxes already running
+ * (a bind shows the directory live). */
 bool sb_packages_bindable(const char *dir, char *why, size_t n);
+
+/* Make dir when it is missing (mkdir -p; each directory made here mode
+ * 0755 whatever the umask: the sandbox user reads it as "other"). An
+ * existing directory is left as it is. 0, or -1 with err. */
+int sb_packages_make_dir(const char *dir, struct sb_error *err);
+
+/* At `sagebox mcp`'s start: make the directory when it is missing, so that
+ * every sandbox of the server gets it bound (empty) and shows what `packages
+ * add` puts there later, without a restart. Says on stderr why not. */
+void sb_packages_server_start(void);
+
+/* The line the model reads in the run tools' descriptions and the
+ * server's instructions: the packages installed in the directory, when
+ * sandboxes get it, by name and version, at most SB_PACKAGES_TEXT_NAMES of
+ * them and "(and N more)"; "" when none. Fits in SB_PACKAGES_TEXT_MAX. */
+#define SB_PACKAGES_TEXT_NAMES 20
+#define SB_PACKAGES_TEXT_MAX 640
+void sb_packages_model_text(char out[SB_PACKAGES_TEXT_MAX]);
 
 /* For status: {dir, bound, why?, mount, installed: [...]}; NULL when there
  * is no directory and none could be named. */

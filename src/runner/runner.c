@@ -36,8 +36,9 @@ void sb_runner_backend_settings(const struct sb_config *cfg, struct sb_backend_s
 	s->container_user = cfg->container_user;
 	s->shares = (const char (*)[PATH_MAX])cfg->shares;
 	s->n_shares = cfg->n_shares;
-	/* Only a directory with packages in it, that the sandbox user can
-	 * read: otherwise sandboxes are as they were without it. */
+	/* Only a directory, empty or not, that the sandbox user can read and
+	 * others cannot write: otherwise sandboxes are as they were without
+	 * it. Empty too: what `packages add` puts there later shows live. */
 	char why[PATH_MAX + 128];
 	if (sb_packages_dir(s->packages, sizeof s->packages, NULL) != 0 ||
 	    !sb_packages_bindable(s->packages, why, sizeof why))

@@ -6,12 +6,16 @@
 
 #include "core/figure.h"
 #include "core/limits.h"
+#include "packages/packages.h"
 #include "tools/tool.h"
 
 char *sb_tools_instructions(const struct sb_config *cfg)
 {
-	char *s = NULL, net[1400];
+	char *s = NULL, net[1400], pk[SB_PACKAGES_TEXT_MAX], bullet[SB_PACKAGES_TEXT_MAX + 4] = "";
 	sb_netlist_model_text(&cfg->net, net, sizeof net);
+	sb_packages_model_text(pk);
+	if (pk[0])
+		snprintf(bullet, sizeof bullet, "- %s\n", pk);
 	if (asprintf(&s,
 		     "sagebox runs code in an isolated sandbox on the user's machine. Use run_sagemath for "
 		     "mathematics (exact arithmetic, algebra, factoring, number theory, calculus, linear algebra, "
@@ -42,13 +46,15 @@ char *sb_tools_instructions(const struct sb_config *cfg)
 		     "objects.\n"
 		     "- %s. No access to the user's files%s; only /tmp "
 		     "(and a session's /work) is writable, and it is discarded after the call (the session).\n"
+		     "%s"
 		     "- A result with isError true either shows your code's error (read the traceback, fix the "
 		     "code, call again) or says the sandbox itself failed: then call sandbox_status (and "
 		     "sandbox_self_test if needed) and tell the user what it reports instead of retrying.",
 		     cfg->session_idle_minutes, cfg->job_timeout_s, sb_figure_caps.max_count,
 		     (unsigned)sb_figure_caps.max_side, cfg->limits.timeout_s, SB_TIMEOUT_MAX_S,
 		     cfg->limits.memory, cfg->limits.output_bytes / 1024, SB_CODE_MAX_CHARS,
-		     net, cfg->n_shares ? " (except the directories the user shared, read-only under /data)" : "") < 0)
+		     net, cfg->n_shares ? " (except the directories the user shared, read-only under /data)" : "",
+		     bullet) < 0)
 		return NULL;
 	return s;
 }

@@ -9,6 +9,7 @@
 #include "util/buf.h"
 
 #include "core/limits.h"
+#include "packages/packages.h"
 #include "tools/figures.h"
 #include "tools/links.h"
 #include "tools/sessions.h"
@@ -34,12 +35,16 @@ static void limits_text(char *buf, size_t size, const struct sb_config *cfg)
 		 SB_CODE_MAX_CHARS, net);
 }
 
-/* The tool's own text, then the limits. */
-static char *with_limits(const struct sb_config *cfg, const char *intro)
+/* The tool's own text, the user's packages when it can import them (a
+ * shell's python3 does not add them), then the limits. Made at each
+ * tools/list: a package added while the server runs is named. */
+static char *with_limits(const struct sb_config *cfg, const char *intro, bool packages)
 {
-	char limits[4096], *out = NULL;
+	char limits[4096], pk[SB_PACKAGES_TEXT_MAX] = "", *out = NULL;
 	limits_text(limits, sizeof limits, cfg);
-	return intro && asprintf(&out, "%s %s", intro, limits) >= 0 ? out : NULL;
+	if (packages)
+		sb_packages_model_text(pk);
+	return intro && asprintf(&out, "%s %s%s%s", intro, pk, pk[0] ? " " : "", limits) >= 0 ? out : NULL;
 }
 
 char *sb_run_sage_description(const struct sb_config *cfg)
@@ -53,7 +58,8 @@ char *sb_run_sage_description(const struct sb_config *cfg)
 			   "`RR` for decimals); use `var('y')` for symbolic variables. Show results with "
 			   "`print(...)`; the value of a bare expression on the last line is shown too (end the "
 			   "line with `;` to hide it). Plots (`show(p)`, a plot on the last line) come back as "
-			   "PNG images.");
+			   "PNG images.",
+			   true);
 }
 
 char *sb_run_python_description(const struct sb_config *cfg)
@@ -64,7 +70,8 @@ char *sb_run_python_description(const struct sb_config *cfg)
 			   "do not need Sage's syntax (Sage's modules are importable: `from sage.all import *`). No "
 			   "packages can be installed. Show results with `print(...)`; the value of a bare "
 			   "expression on the last line is shown too. matplotlib figures (`plt.show()`, or left "
-			   "open at the end) come back as PNG images.");
+			   "open at the end) come back as PNG images.",
+			   true);
 }
 
 char *sb_run_shell_description(const struct sb_config *cfg)
@@ -77,7 +84,7 @@ char *sb_run_shell_description(const struct sb_config *cfg)
 		     "inspecting the user's machine, which the sandbox cannot see.",
 		     cfg->shell) < 0)
 		intro = NULL;
-	char *out = with_limits(cfg, intro);
+	char *out = with_limits(cfg, intro, false);
 	free(intro);
 	return out;
 }

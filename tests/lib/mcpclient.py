@@ -28,8 +28,9 @@ class MCP:
         self.stderr = b""
         threading.Thread(target=self._reader, daemon=True).start()
         threading.Thread(target=self._errs, daemon=True).start()
-        self.request("initialize", {"protocolVersion": PROTOCOL, "capabilities": {},
-                                    "clientInfo": {"name": "sagebox-warm-tests", "version": "1"}})
+        self.initialized = self.request("initialize", {"protocolVersion": PROTOCOL, "capabilities": {},
+                                                       "clientInfo": {"name": "sagebox-warm-tests",
+                                                                      "version": "1"}})
         self.notify("notifications/initialized", {})
 
     def _reader(self):

@@ -130,3 +130,36 @@ def test_session_sees_it_read_only(box, index, lang):
                 assert out.get(what, "").startswith("refused"), (what, r)
         finally:
             m.call("session_close", {"session_id": sid})
+
+
+def test_audit_log_gets_the_network_lines(box, index, tmp_path):
+    """audit_log set: what `packages add` fetched, and what the proxy
+    refused, is on record there, as a server's sandboxes' traffic is; the
+    refusals are still printed."""
+    log, fresh = tmp_path / "audit.jsonl", tmp_path / "fresh.jsonl"
+    log.write_text('{"event": "earlier"}\n')  # appended to, never replaced
+    p = box("packages", "add", "--audit-log", str(log), "--network", f"127.0.0.1:{index.port}",
+            "--index-url", index.url, NAME)
+    assert p.returncode == 0, p.stderr
+    p = box("packages", "add", "--audit-log", str(fresh), "--network", "127.0.0.1:1",
+            "--index-url", index.url, "other-name")
+    assert p.returncode != 0 and f"the proxy refused 127.0.0.1:{index.port}" in p.stderr, p.stderr
+    entries = [json.loads(l) for l in log.read_text().splitlines()]
+    assert entries[0] == {"event": "earlier"}
+    net = [e for e in entries[1:] if e.get("event") == "network"]
+    assert net and all(e["sandbox"] == "packages" and e["host"] == "127.0.0.1" and e["port"] == index.port
+                       and e["allowed"] for e in net), entries
+    assert sum(e["bytes_down"] for e in net) > 0
+    refused = [json.loads(l) for l in fresh.read_text().splitlines()]
+    assert refused and all(not e["allowed"] and "not in the network allow-list" in e["reason"]
+                           for e in refused), refused
+    assert fresh.stat().st_mode & 0o777 == 0o600  # as the server makes it
+
+
+def test_audit_log_unwritable_refuses_to_download(box, index, tmp_path):
+    before = len(index.requests)
+    p = box("packages", "add", "--audit-log", str(tmp_path / "no" / "such" / "audit.jsonl"), "--network",
+            f"127.0.0.1:{index.port}", "--index-url", index.url, NAME)
+    assert p.returncode != 0 and "cannot open the audit log" in p.stderr, p.stderr
+    assert len(index.requests) == before
+    assert not os.path.exists(os.path.join(box.dir, NAME))

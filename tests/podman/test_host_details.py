@@ -109,7 +109,10 @@ def test_podman_shows_no_more_of_the_host_than_native(isolation):
     # filesystem's root; under that directory where / is a directory of a
     # larger filesystem).
     uid, home = user_info()
-    allowed = (home + "/.local/share/containers/", f"/run/user/{uid}/containers/")
+    # and the user's packages directory, bound read-only when it exists
+    # (`sagebox mcp` makes it; src/packages/packages.h), as host_details says
+    allowed = (home + "/.local/share/containers/", f"/run/user/{uid}/containers/",
+               home + "/.local/share/sagebox/site-packages")
     users_mounts = as_user(["cat", "/proc/self/mountinfo"], check=True).stdout.decode()
     allowed_roots = tuple(kernel_name(a, users_mounts) for a in allowed)
     # with a network list (the podman-network suite): the sandbox's own

@@ -38,6 +38,12 @@ def test_shadow_and_private_host_dirs_invisible():
     # holds the sandbox's own proxy socket directory and nothing else
     if os.environ.get("SAGEBOX_NETWORK", "none") != "none":
         assert exists.pop("/run") and run("import os; print(os.listdir('/run'))").out == "['sagebox-net']\n"
+    # the user's packages directory (`sagebox packages`; `sagebox mcp` makes
+    # it), when it exists, is bound at /opt/sagebox/site-packages, and /opt
+    # holds nothing else
+    if exists.pop("/opt"):
+        out = run("import os; print(os.listdir('/opt'), os.listdir('/opt/sagebox'))").out
+        assert out == "['sagebox'] ['site-packages']\n", out
     assert not any(exists.values()), exists
 
 

@@ -66,8 +66,24 @@ int main(void)
 	if (!d)
 		return check_summary();
 	chmod(d, 0755);
-	char why[512];
-	CHECK(!sb_packages_bindable(d, why, sizeof why) && why[0] == '\0'); /* empty: nothing to say */
+	char why[512], sub[600];
+	/* Absent: not bound, nothing to say. Empty: bound (what is added
+	 * later shows in the sandboxes already running). */
+	snprintf(sub, sizeof sub, "%s/data/sagebox/site-packages", d);
+	CHECK(!sb_packages_bindable(sub, why, sizeof why) && why[0] == '\0');
+	struct sb_error err = {0};
+	mode_t old_mask = umask(077);
+	CHECK(sb_packages_make_dir(sub, &err) == 0);
+	umask(old_mask);
+	struct stat st;
+	CHECK(stat(sub, &st) == 0 && (st.st_mode & 07777) == 0755); /* whatever the umask */
+	snprintf(why, sizeof why, "%s/data", d);
+	CHECK(stat(why, &st) == 0 && (st.st_mode & 07777) == 0755);
+	CHECK(sb_packages_bindable(sub, why, sizeof why));
+	chmod(sub, 0700); /* an existing directory is left as it is */
+	CHECK(sb_packages_make_dir(sub, &err) == 0 && stat(sub, &st) == 0 && (st.st_mode & 07777) == 0700);
+	CHECK(sb_packages_make_dir("relative/dir", &err) == -1 && strstr(err.msg, "not an absolute path"));
+	CHECK(sb_packages_bindable(d, why, sizeof why));
 	json_t *l = sb_packages_list(d);
 	CHECK(json_array_size(l) == 0);
 	json_decref(l);
@@ -97,10 +113,16 @@ int main(void)
 	chmod(d, 0700);
 	CHECK(!sb_packages_bindable(d, why, sizeof why));
 	CHECK(strstr(why, "not readable by others") != NULL);
+	/* Writable by others: any local user could plant a module. */
+	chmod(d, 0777);
+	CHECK(!sb_packages_bindable(d, why, sizeof why));
+	CHECK(strstr(why, "writable by others") != NULL);
 	chmod(d, 0755);
+	char cmd[4200];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s/data'", d);
+	CHECK(system(cmd) == 0);
 
 	char removed[256];
-	struct sb_error err = {0};
 	CHECK(sb_packages_remove(d, "gamma", removed, sizeof removed, &err) == -1);
 	CHECK(strstr(err.msg, "no package 'gamma'") != NULL);
 	CHECK(strstr(err.hint, "packages list") != NULL);
@@ -116,7 +138,6 @@ int main(void)
 	CHECK(json_array_size(l) == 0);
 	json_decref(l);
 
-	char cmd[4200];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", d);
 	CHECK(system(cmd) == 0);
 	return check_summary();

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sandbox/sandbox.h"
 #include "sandbox/user_resources.h"
@@ -175,8 +176,11 @@ int pm_build_run_argv(const struct pm_self *pm, const struct pm_info *info, cons
 		r |= pushf(a, "type=bind,source=%s,target=%s%s,readonly=true", pm->shares[i], SB_SHARE_MOUNT,
 			   strrchr(pm->shares[i], '/'));
 	}
-	/* The user's package presets (packages/packages.h): read-only too. */
-	if (pm->packages[0] && !strchr(pm->packages, ',')) {
+	/* The user's package presets (packages/packages.h): read-only too,
+	 * bound even empty (what `packages add` puts there later shows in
+	 * a container already running); left out when the directory has
+	 * gone since the backend opened, as native does. */
+	if (pm->packages[0] && !strchr(pm->packages, ',') && access(pm->packages, F_OK) == 0) {
 		r |= push(a, "--mount");
 		r |= pushf(a, "type=bind,source=%s,target=%s,readonly=true", pm->packages, SB_PACKAGES_MOUNT);
 	}

@@ -76,8 +76,9 @@ static json_t *host_details(enum pm_engine eng)
 	json_t *hidden = json_pack("[s, s]", "cgroup path (own cgroup namespace)", "host name (it is " SB_SANDBOX_HOSTNAME ")");
 	json_t *visible = json_pack("[s]", "/proc/self/mountinfo: the storage paths of the image's layers and of the "
 					   "files the engine generates (under the host user's home and runtime directory: "
-					   "its name and uid), and the host uid in tmpfs options; no engine option hides "
-					   "them");
+					   "its name and uid), the host paths of the directories bound in (share, the "
+					   "packages directory), and the host uid in tmpfs options; no engine option "
+					   "hides them");
 	if (eng == PM_PODMAN) {
 		json_array_append_new(hidden, json_string("/sys (an empty tmpfs)"));
 		json_array_append_new(hidden, json_string("/proc/kallsyms"));

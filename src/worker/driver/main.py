@@ -6,8 +6,11 @@ USAGE = ("sagebox driver: usage: worker KIND SHELL OWN_PIDNS WARM_MIB | fresh KI
          " | session LANG SHELL OWN_PIDNS WORKSPACE LIMITS_JSON\n")
 # "the sandbox failed" (core/exit_status.h SB_EXIT_SANDBOX)
 EXIT_USAGE = 125
-# The user's package presets, bound read-only here when there are any
-# (core/paths.h SB_PACKAGES_MOUNT, `sagebox packages add`).
+# The user's package presets, bound read-only here when their directory
+# exists, even empty (core/paths.h SB_PACKAGES_MOUNT, `sagebox packages
+# add`): a plain sys.path entry, its .pth files not run. What is added later
+# is found at the next import (FileFinder re-lists a directory whose mtime
+# changed).
 PACKAGES = "/opt/sagebox/site-packages"
 
 
