@@ -67,8 +67,8 @@ char *sb_run_python_description(const struct sb_config *cfg)
 	return with_limits(cfg,
 			   "Run Python 3 code in the same isolated sandbox as run_sagemath and return what it "
 			   "prints. Use it for general computation, simulations, string and data processing that "
-			   "do not need Sage's syntax (Sage's modules are importable: `from sage.all import *`). No "
-			   "packages can be installed. Show results with `print(...)`; the value of a bare "
+			   "do not need Sage's syntax (Sage's modules are importable: `from sage.all import *`). "
+			   "Show results with `print(...)`; the value of a bare "
 			   "expression on the last line is shown too. matplotlib figures (`plt.show()`, or left "
 			   "open at the end) come back as PNG images.",
 			   true);
