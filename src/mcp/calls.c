@@ -15,7 +15,6 @@
 #include "mcp/toolview.h"
 #include "util/clock.h"
 #include "util/fd.h"
-#include "util/threads.h"
 #include "util/utf8.h"
 
 struct call {
@@ -34,6 +33,7 @@ struct call {
 	bool responded;             /* under owner->lock: the response is (being) sent */
 	bool slot_held;             /* holds one of the server's job slots */
 	double last_progress;
+	pthread_t thread;
 	struct call *next;
 };
 
@@ -42,7 +42,7 @@ struct sb_calls {
 	pthread_mutex_t lock;
 	pthread_cond_t idle;        /* in_flight reached 0 */
 	struct call *live;          /* queued or running */
-	struct sb_threads threads;  /* the calls run on these, reused */
+	struct call *dead;          /* finished, thread to be joined */
 	unsigned in_flight;
 	bool closing;
 };
@@ -55,7 +55,6 @@ struct sb_calls *sb_calls_new(struct sb_mcp_client *client)
 	c->client = client;
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->idle, NULL);
-	sb_threads_init(&c->threads, SB_CALLS_IDLE_THREADS);
 	return c;
 }
 
@@ -74,7 +73,6 @@ void sb_calls_free(struct sb_calls *c)
 	if (!c)
 		return;
 	sb_calls_shutdown(c);
-	sb_threads_close(&c->threads);
 	pthread_mutex_destroy(&c->lock);
 	pthread_cond_destroy(&c->idle);
 	free(c);
@@ -234,7 +232,7 @@ static void run_call(struct sb_calls *c, struct call *k)
 	k->reply.done = NULL; /* done once */
 }
 
-static void call_main(void *arg)
+static void *call_main(void *arg)
 {
 	struct call *k = arg;
 	struct sb_calls *c = k->owner;
@@ -247,10 +245,12 @@ static void call_main(void *arg)
 			*pp = k->next;
 			break;
 		}
+	k->next = c->dead;
+	c->dead = k;
 	if (--c->in_flight == 0)
 		pthread_cond_broadcast(&c->idle);
 	pthread_mutex_unlock(&c->lock);
-	call_free(k); /* no longer listed: nobody else holds it */
+	return NULL;
 }
 
 static struct call *find_locked(struct sb_calls *c, const json_t *id, const void *scope)
@@ -301,7 +301,7 @@ enum sb_call_start sb_calls_start(struct sb_calls *c, const struct sb_mcp_reques
 	k->token = progress_token ? json_deep_copy(progress_token) : NULL;
 	k->cancel[0] = k->cancel[1] = -1;
 	if (!k->id || !k->args || pipe2(k->cancel, O_CLOEXEC | O_NONBLOCK) < 0 ||
-	    sb_threads_run(&c->threads, call_main, k) != 0) {
+	    pthread_create(&k->thread, NULL, call_main, k) != 0) {
 		call_free(k);
 		goto out;
 	}
@@ -357,7 +357,16 @@ void sb_calls_cancel_all(struct sb_calls *c, const char *reason)
 
 void sb_calls_reap(struct sb_calls *c)
 {
-	sb_threads_reap(&c->threads);
+	pthread_mutex_lock(&c->lock);
+	struct call *dead = c->dead;
+	c->dead = NULL;
+	pthread_mutex_unlock(&c->lock);
+	while (dead) {
+		struct call *next = dead->next;
+		pthread_join(dead->thread, NULL);
+		call_free(dead);
+		dead = next;
+	}
 }
 
 void sb_calls_shutdown(struct sb_calls *c)

@@ -1,6 +1,5 @@
-/* One client's tools/call requests in flight. Each runs on a thread of its
- * own while it runs: one that ran an earlier call and waits for the next
- * (up to SB_CALLS_IDLE_THREADS wait), or a new one; a tool that runs code first waits for one of the server's job slots
+/* One client's tools/call requests in flight. Each runs on its own thread;
+ * a tool that runs code first waits for one of the server's job slots
  * (max_concurrent over all clients; queued calls can be cancelled before
  * they start). A call is cancelled by writing to a pipe the runner watches
  * (its cancel_fd): the sandbox is killed and no response is sent, as MCP
@@ -19,10 +18,6 @@ struct sb_calls;
 /* Calls waiting or running at once for one client, beyond which new calls
  * are refused. */
 #define SB_CALLS_MAX_IN_FLIGHT 64
-
-/* Threads kept waiting for the client's next call: back to back, the call
- * is handed to one of them instead of a thread created for it. */
-#define SB_CALLS_IDLE_THREADS 4
 
 enum sb_call_start {
 	SB_CALL_STARTED,
@@ -51,7 +46,7 @@ void sb_calls_cancel_stream(struct sb_calls *c, const void *reply_ctx, const cha
 /* Cancel every call in flight (new calls may still start). */
 void sb_calls_cancel_all(struct sb_calls *c, const char *reason);
 
-/* Join the threads that exited after their calls. */
+/* Join the threads of finished calls. */
 void sb_calls_reap(struct sb_calls *c);
 
 /* Cancel every call and wait for all threads. */
