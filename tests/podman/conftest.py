@@ -26,6 +26,7 @@ DOCKER = os.environ.get("SB_TEST_DOCKER", "/usr/local/bin/docker")
 # one started as root inherits it).
 NETWORK = os.environ.get("SAGEBOX_NETWORK", "none") != "none"
 NET_MOUNT = "/run/sagebox-net"
+PACKAGES_MOUNT = "/opt/sagebox/site-packages"  # src/core/paths.h: the user's packages, read-only
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 

@@ -14,8 +14,8 @@ import time
 
 import pytest
 
-from conftest import (DOCKER, IMAGE, NET_MOUNT, NETWORK, SAGEBOX, USER, as_user, as_user_argv, cmdline,
-                      descendants, environ_of, ours, podman, run_code, status, wait_for)
+from conftest import (DOCKER, IMAGE, NET_MOUNT, NETWORK, PACKAGES_MOUNT, SAGEBOX, USER, as_user, as_user_argv,
+                      cmdline, descendants, environ_of, ours, podman, run_code, status, wait_for)
 
 ALLOWED_ENV = {
     "PATH", "HOME", "DOT_SAGE", "LANG", "LC_ALL", "TERM", "TMPDIR", "SAGE_NUM_THREADS",
@@ -288,6 +288,9 @@ def test_inside_the_container():
         assert "ro" in r["mountpoints"].pop(NET_MOUNT).split(","), r["mountpoints"]
         assert r["netdir"] == {NET_MOUNT + "/planted": errno.EROFS, NET_MOUNT + "/proxy.sock": errno.EROFS,
                                "list": errno.EACCES}, r["netdir"]
+    # and the user's packages directory (`sagebox mcp` makes it), read-only
+    if PACKAGES_MOUNT in r["mountpoints"]:
+        assert "ro" in r["mountpoints"].pop(PACKAGES_MOUNT).split(","), r["mountpoints"]
     for mp in r["mountpoints"]:
         assert mp in allowed or mp.startswith(("/proc", "/dev", "/sys")), mp
     # rlimits of the seed
@@ -359,15 +362,22 @@ def test_every_seed_flag_on_the_podman_command_line(cgroup_version):
         assert cfg["User"] == user
         assert cfg["Labels"]["sagebox"] == "1" and cfg["Labels"]["sagebox.owner"]
         assert "/tmp" in hc["Tmpfs"] and "/tmp/work" in hc["Tmpfs"]
+        # The host directories, each read-only: the user's packages directory
+        # (`sagebox mcp` makes it) and, with a network list, the sandbox's own
+        # proxy socket directory; nothing else.
+        binds = []
+        p = re.search(r"--mount type=bind,source=(\S+),target=%s,readonly=true" % PACKAGES_MOUNT, joined)
+        if p:
+            assert p.group(1).endswith("/.local/share/sagebox/site-packages"), joined
+            binds.append(("bind", p.group(1), PACKAGES_MOUNT, False))
         if NETWORK:
-            # the one host directory: the sandbox's own proxy socket directory, read-only
             m = re.search(r"--mount type=bind,source=(\S+),target=/run/sagebox-net,readonly=true", joined)
             assert m and re.fullmatch(r"/\S*/sagebox-net-\w{6}/[0-9]+", m.group(1)), joined
-            assert [(b["Type"], b["Source"], b["Destination"], b["RW"]) for b in info["Mounts"]] == \
-                [("bind", m.group(1), NET_MOUNT, False)], info["Mounts"]
-            assert all(b.startswith(f"{m.group(1)}:{NET_MOUNT}:") for b in hc.get("Binds") or []), hc["Binds"]
-        else:
-            assert info["Mounts"] in (None, []) and not hc.get("Binds")
+            binds.append(("bind", m.group(1), NET_MOUNT, False))
+        assert joined.count("--mount ") == len(binds) and "--volume" not in joined, joined
+        assert sorted((b["Type"], b["Source"], b["Destination"], b["RW"]) for b in info["Mounts"] or []) == \
+            sorted(binds), info["Mounts"]
+        assert all(any(b.startswith(f"{x[1]}:{x[2]}:") for x in binds) for b in hc.get("Binds") or []), hc["Binds"]
         assert not any(v in " ".join(cfg["Env"]) for v in SECRETS.values())
         # the code arrived on stdin: it is nowhere in the container's config
         assert "time.sleep(120)" not in json.dumps(info)
