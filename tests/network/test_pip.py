@@ -17,16 +17,14 @@ from conftest import BIN
 from mcpclient import MCP
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "packages"))
-from pyindex import NAME, VERSION, Index  # noqa: E402
+from pyindex import NAME, VERSION, serve  # noqa: E402
 
 SITE = "/work/.local/lib/python%d.%d/site-packages" % sys.version_info[:2]
 
 
 @pytest.fixture(scope="module")
 def index(tmp_path_factory):
-    ix = Index(str(tmp_path_factory.mktemp("index")))
-    yield ix
-    ix.close()
+    yield from serve(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")

@@ -9,16 +9,14 @@ import tempfile
 
 import pytest
 
-from pyindex import Index
+from pyindex import serve
 
 BIN = os.environ.get("SAGEBOX_BIN", os.path.join(os.path.dirname(__file__), "../../build/sagebox"))
 
 
 @pytest.fixture(scope="session")
 def index(tmp_path_factory):
-    ix = Index(str(tmp_path_factory.mktemp("index")))
-    yield ix
-    ix.close()
+    yield from serve(tmp_path_factory)
 
 
 @pytest.fixture

@@ -97,3 +97,11 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
 
     def log_message(self, fmt, *args):
         _Quiet.seen.append(self.path)
+
+
+def serve(tmp_path_factory):
+    """The body of an `index` fixture: an Index in a new temporary
+    directory, closed when the fixture ends (yield from serve(...))."""
+    ix = Index(str(tmp_path_factory.mktemp("index")))
+    yield ix
+    ix.close()

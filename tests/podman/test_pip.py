@@ -16,14 +16,12 @@ from mcpclient import MCP, TOOLS
 from conftest import IMAGE, SAGEBOX, as_user_argv, hosts_file, with_hosts
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "packages"))
-from pyindex import NAME, VERSION, Index  # noqa: E402
+from pyindex import NAME, VERSION, serve  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def index(tmp_path_factory):
-    ix = Index(str(tmp_path_factory.mktemp("index")))
-    yield ix
-    ix.close()
+    yield from serve(tmp_path_factory)
 
 
 # A server per test: the suite checks after each test that no container of
