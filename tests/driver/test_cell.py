@@ -1,6 +1,7 @@
 """cell: Sage preparse, last-expression display and the `;` rule, exit
 statuses, tracebacks that show only the user's code, the job's argv."""
 import io
+import os
 import sys
 
 import pytest
@@ -140,3 +141,34 @@ def test_prepare_dirs_gives_sympow_a_cache_of_the_sandboxs_own(tmp_path, monkeyp
     # sympow makes only DIR/datafiles/le64
     assert os.environ["SYMPOW_PKGCACHEDIR"] == want and os.path.isdir(want + "/datafiles")
     assert (tmp_path / "home").is_dir()
+
+
+SAGE_IMPORT_GC = r"""
+import gc, sys
+sys.path.insert(0, sys.argv[1])
+from driver import cell
+if sys.argv[2] == "off":
+    gc.disable()
+before = [g["collections"] for g in gc.get_stats()]
+glb = cell.sage_globals()
+after = [g["collections"] for g in gc.get_stats()]
+print(before == after, gc.isenabled(), gc.get_freeze_count() > 100000, "factor" in glb)
+again = cell.sage_globals()  # already imported: no second freeze, no change
+print(gc.isenabled(), again.keys() == glb.keys())
+"""
+
+
+@pytest.mark.parametrize("state", ["on", "off"])
+def test_sage_import_runs_without_the_collector_and_freezes_what_it_made(state):
+    """The import's ~10^6 long-lived objects were walked by collection after
+    collection (~100 ms of the import, on every first call): no collection
+    runs during it, its objects end frozen, the collector is left as the
+    caller had it. A fresh interpreter: this one has Sage imported already."""
+    import subprocess
+    worker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src", "worker")
+    p = subprocess.run([sys.executable, "-I", "-c", SAGE_IMPORT_GC, worker, state], capture_output=True, text=True,
+                       timeout=300)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.split("\n")
+    assert lines[0] == "True %s True True" % (state == "on"), p.stdout
+    assert lines[1] == "%s True" % (state == "on"), p.stdout

@@ -134,7 +134,26 @@ def run_cell(src, glb, name=CELL, loc=None, repl=None):
 
 def sage_globals():
     # What `sage -q` gives a script: everything of sage.all_cmdline.
-    import sage.all_cmdline as allc
+    import gc
+    first = "sage.all_cmdline" not in sys.modules
+    enabled = gc.isenabled()
+    if first:
+        # The import makes ~10^6 objects that live as long as the process,
+        # and little garbage (~2,400 objects in cycles, Sage 9.5); with the
+        # collector on, its passes walked those objects again and again:
+        # ~100 ms of a ~680 ms import, paid by every first call, fresh call
+        # and Sage session. Off during the import; its objects are then
+        # frozen (never walked by a collection again: what the worker's and
+        # the session's gc.freeze() before `ready` did anyway), and the
+        # collector is as it was (a job that turned it off keeps it off).
+        gc.disable()
+    try:
+        import sage.all_cmdline as allc
+    finally:
+        if first:
+            gc.freeze()
+            if enabled:
+                gc.enable()
     glb = {k: v for k, v in vars(allc).items() if not k.startswith("__")}
     glb["__name__"] = "__main__"
     glb["__builtins__"] = __builtins__
