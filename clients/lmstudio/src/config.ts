@@ -1,6 +1,7 @@
 // The plugin's settings screens, in the seed's form: per chat (the seed's
 // timeout, memory, CPUs, pids and output limit, plus backend and sessions)
-// and global (the sagebox executable, the container image). Each is passed
+// and global (the sagebox executable, the container image, keeping Sage
+// warm between LM Studio restarts). Each is passed
 // to `sagebox mcp` as its flag (settings.ts); sagebox checks every value
 // again and refuses one out of range with a message naming it.
 import { createConfigSchematics } from "@lmstudio/sdk";
@@ -16,6 +17,7 @@ export const defaults = {
   sessions: true,
   sageboxExecutable: "",
   image: "",
+  keepWarm: false,
 };
 
 export const MEMORY_LIMITS = ["256m", "512m", "1g", "2g", "4g", "8g"];
@@ -71,4 +73,9 @@ export const globalConfigSchematics = createConfigSchematics()
     hint: "Empty: sagebox's default. `sagebox image build` makes one from Debian packages.",
     placeholder: "docker.io/sagemath/sagemath:latest",
   }, defaults.image)
+  .field("keepWarm", "boolean", {
+    displayName: "Keep Sage warm between LM Studio restarts",
+    hint: "sagebox's user-level service (--service): the first call after a restart finds Sage already " +
+      "imported. It keeps a warm worker (~360 MiB) up to 10 minutes after LM Studio closes.",
+  }, defaults.keepWarm)
   .build();

@@ -9,11 +9,14 @@ export interface ConfigSource {
   get(key: string): unknown;
 }
 
+// The keys of the global screen; the rest are per chat.
+const GLOBAL_KEYS = ["sageboxExecutable", "image", "keepWarm"];
+
 // Reads each key of `defaults` from the two screens (per chat, global).
 export function readSettings(plugin: ConfigSource, global: ConfigSource): Settings {
   const s: Record<string, unknown> = { ...defaults };
   for (const key of Object.keys(defaults)) {
-    const src = key === "sageboxExecutable" || key === "image" ? global : plugin;
+    const src = GLOBAL_KEYS.includes(key) ? global : plugin;
     const v = src.get(key);
     if (v !== undefined) s[key] = v;
   }
@@ -36,5 +39,6 @@ export function sageboxArgs(s: Settings): string[] {
   ];
   if (s.image.trim()) args.push("--image", s.image.trim());
   if (!s.sessions) args.push("--max-sessions", "0", "--max-jobs", "0");
+  if (s.keepWarm) args.push("--service");
   return args;
 }

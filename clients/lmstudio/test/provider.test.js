@@ -148,3 +148,46 @@ test("bad settings: the error names the problem and the fix", async () => {
   const tools = await toolsProvider(controller());
   assert.equal(await call(tools, "run_python", { code: "print(1)" }), "1\n\n[exit status 0]");
 });
+
+test("keep warm: sagebox runs as its user-level service, and a restart finds the same warm sandbox", async () => {
+  // A runtime and a state directory of the test's own: the service's
+  // socket and its log (which names its pid, to end it here).
+  const run = fs.mkdtempSync(path.join(os.tmpdir(), "sagebox-lmstudio-run-"));
+  const state = fs.mkdtempSync(path.join(os.tmpdir(), "sagebox-lmstudio-state-"));
+  const saved = { XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR, XDG_STATE_HOME: process.env.XDG_STATE_HOME };
+  process.env.XDG_RUNTIME_DIR = run;
+  process.env.XDG_STATE_HOME = state;
+  // What tells one sandbox from another: its /tmp's device and its init's start time.
+  const probe = "import os\nprint('sandbox', os.stat('/tmp').st_dev, " +
+    "open('/proc/1/stat').read().rsplit(')', 1)[1].split()[19])\n";
+  const sandboxOf = (text) => {
+    const m = /sandbox (\d+) (\d+)/.exec(text);
+    assert.ok(m, `the probe printed: ${text}`);
+    return m[0];
+  };
+  try {
+    const tools = await toolsProvider(controller({}, { keepWarm: true }));
+    const first = sandboxOf(await call(tools, "run_sagemath", { code: probe }));
+    assert.ok(fs.readdirSync(path.join(run, "sagebox")).some((f) => f.endsWith(".sock")), "the service listens");
+    await stopServer(); // LM Studio closes; the service stays
+    const again = await toolsProvider(controller({}, { keepWarm: true }));
+    assert.equal(sandboxOf(await call(again, "run_sagemath", { code: probe })), first,
+      "the restarted plugin's first call ran in the same warm sandbox");
+  } finally {
+    await stopServer();
+    const log = path.join(state, "sagebox", "service.log");
+    const text = fs.existsSync(log) ? fs.readFileSync(log, "utf8") : "";
+    for (const m of text.matchAll(/service: pid (\d+) listening/g)) {
+      try { process.kill(Number(m[1]), "SIGTERM"); } catch { /* gone already */ }
+    }
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k]; else process.env[k] = v;
+    }
+    for (let i = 0; i < 100 && fs.existsSync(path.join(run, "sagebox")) &&
+      fs.readdirSync(path.join(run, "sagebox")).some((f) => f.endsWith(".sock")); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    fs.rmSync(run, { recursive: true, force: true });
+    fs.rmSync(state, { recursive: true, force: true });
+  }
+});
