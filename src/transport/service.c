@@ -186,7 +186,7 @@ static int bind_socket(const char *path, struct stat *bound)
 	struct stat st;
 	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode))
 		unlink(path);
-	mode_t old = umask(077); /* 0600 from the start: no window for others */
+	mode_t old = umask(0177); /* 0600 from the start: no window for others */
 	int rc = bind(fd, (struct sockaddr *)&a, sizeof a);
 	umask(old);
 	if (rc < 0 || listen(fd, 16) < 0 || lstat(path, bound) < 0) {
