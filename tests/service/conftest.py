@@ -2,13 +2,11 @@
 --service` fronts, each the MCP client of tests/lib/mcpclient.py, against a
 service they start in a temporary XDG_RUNTIME_DIR. Every test has its own
 runtime and state directories and kills what it started at teardown."""
-import json
 import os
 import re
 import shutil
 import signal
 import stat
-import subprocess
 import sys
 import tempfile
 import time
@@ -18,6 +16,7 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "../lib"))
 from mcpclient import MCP  # noqa: E402
+from nativecheck import require_native  # noqa: E402
 
 BIN = os.path.abspath(os.environ.get("SAGEBOX_BIN", os.path.join(HERE, "../../build/sagebox")))
 # Unique per sandbox, seen from a job: its /tmp's device and the start time
@@ -157,16 +156,7 @@ def place():
 
 @pytest.fixture(scope="session", autouse=True)
 def binary_and_native():
-    if not os.access(BIN, os.X_OK):
-        pytest.exit(f"sagebox binary not found at {BIN} (set SAGEBOX_BIN)", returncode=2)
-    st = subprocess.run([BIN, "status", "--json", "--backend", "native"], capture_output=True, text=True,
-                        timeout=60, env=env_clean())
-    try:
-        b = json.loads(st.stdout).get("backend", {})
-    except json.JSONDecodeError:
-        b = {}
-    if b.get("available") is False:
-        pytest.skip(f"native sandbox unavailable here: {b.get('error')}", allow_module_level=True)
+    require_native(BIN, env_clean())
 
 
 def mode(path):
