@@ -151,7 +151,10 @@ def place():
     p = Place(tmp)
     yield p
     p.close()
+    log = p.log()
     shutil.rmtree(tmp, ignore_errors=True)
+    # a sanitizer build's service reports on its own stderr, the log
+    assert "Sanitizer" not in log and "runtime error" not in log, log
 
 
 @pytest.fixture(scope="session", autouse=True)
