@@ -351,6 +351,8 @@ int sb_cli_service_front(int argc, char **argv, const struct sb_config *cfg)
 		fprintf(stderr, "sagebox mcp: --service: %s; serving in this process instead\n", f.why);
 		return -1;
 	}
+	fprintf(stderr, "sagebox mcp: --service: relaying to the service at %s (its log: service.log in sagebox's "
+		"state directory)\n", f.sock);
 	int rc = relay(sock);
 	close(sock);
 	return rc;

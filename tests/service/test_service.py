@@ -37,6 +37,7 @@ def test_restarted_client_finds_the_warm_sandbox(place):
     # spawn, initialize and a warm call, against a cold start and Sage's import
     assert warm < cold / 3, (cold, warm)
     assert "serving in this process" not in m2.stderr.decode()
+    assert "relaying to the service at " + os.path.join(place.dir, socks[0]) in m2.stderr.decode()
 
 
 def test_other_client_or_settings_get_their_own_service(place):
