@@ -13,6 +13,11 @@ int sb_cli_run(int argc, char **argv);
 int sb_cli_status(int argc, char **argv);
 int sb_cli_self_test(int argc, char **argv);
 int sb_cli_mcp(int argc, char **argv);
+/* sagebox mcp with the service setting: relay stdio to the user-level
+ * service (starting it when needed). The exit status, or -1 when the
+ * service cannot be used (why is on stderr): then serve in-process. argv
+ * as sb_cli_mcp's. */
+int sb_cli_service_front(int argc, char **argv, const struct sb_config *cfg);
 /* sagebox image build [--tag TAG]: a Sage image from Debian packages. */
 int sb_cli_image(int argc, char **argv);
 /* sagebox proxy --listen PATH: the network proxy in the foreground (issue 26). */

@@ -82,7 +82,9 @@ int sb_cli_load_settings(int argc, char **argv, struct sb_config *cfg, char **re
 			continue;
 		}
 		const char *value;
-		if (split_flag(argc, argv, &i, flag, sizeof flag, &value)) {
+		if (sb_config_is_switch(key) && !strchr(a, '='))
+			value = "true";
+		else if (split_flag(argc, argv, &i, flag, sizeof flag, &value)) {
 			fprintf(stderr, "sagebox: %s needs a value\n", flag);
 			return -1;
 		}

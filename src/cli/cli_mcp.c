@@ -18,6 +18,7 @@
 #include "runner/runner.h"
 #include "tools/tool.h"
 #include "transport/http.h"
+#include "transport/service.h"
 #include "transport/stdio.h"
 #include "util/buf.h"
 #include "util/fd.h"
@@ -170,6 +171,9 @@ static void usage(FILE *out)
 	fputs("\n"
 	      "LM Studio (~/.lmstudio/mcp.json) or Claude Desktop:\n"
 	      "  {\"mcpServers\": {\"sagebox\": {\"command\": \"sagebox\", \"args\": [\"mcp\"]}}}\n"
+	      "  with \"args\": [\"mcp\", \"--service\"]: a user-level service keeps a warm Sage worker\n"
+	      "  (~360 MiB) across the app's restarts, for --service-idle-seconds (600) after the last\n"
+	      "  client; if it cannot be used, sagebox mcp serves in-process as without it.\n"
 	      "\n"
 	      "Streamable HTTP (many clients; each token is one client; POST to /mcp):\n",
 	      out);
@@ -319,8 +323,39 @@ static int serve_http(const struct sb_http_options *o, struct sb_mcp_server *srv
 	return SB_EXIT_OK;
 }
 
+/* Serve the user-level service's socket until idle or a signal. */
+static int serve_service(const struct sb_service_opts *base, struct sb_mcp_server *srv, struct sb_runner *runner)
+{
+	int p[2];
+	if (sb_pipe(p) < 0) {
+		fprintf(stderr, "sagebox mcp: pipe: %s\n", strerror(errno));
+		return SB_EXIT_FAILURE;
+	}
+	struct sb_service_opts o = *base;
+	o.stop_fd = p[0];
+	stop_fd = p[1];
+	handle_signals(on_signal);
+	int rc = sb_service_serve(&o, srv, runner) < 0 ? SB_EXIT_FAILURE : SB_EXIT_OK;
+	handle_signals(SIG_DFL);
+	stop_fd = -1;
+	sb_close(&p[0]);
+	sb_close(&p[1]);
+	return rc;
+}
+
 int sb_cli_mcp(int argc, char **argv)
 {
+	/* Started by a front as the user-level service: take what it handed
+	 * over out of the environment at once, so no sandbox ever sees it. */
+	static char svc_sock[108], svc_ident[4096];
+	const char *env_sock = getenv(SB_SERVICE_SOCKET_ENV), *env_ident = getenv(SB_SERVICE_IDENTITY_ENV);
+	if (env_sock && *env_sock) {
+		snprintf(svc_sock, sizeof svc_sock, "%s", env_sock);
+		snprintf(svc_ident, sizeof svc_ident, "%s", env_ident ? env_ident : "unknown");
+	}
+	unsetenv(SB_SERVICE_SOCKET_ENV);
+	unsetenv(SB_SERVICE_IDENTITY_ENV);
+	bool service = svc_sock[0] != '\0';
 	struct sb_config cfg;
 	char **rest = calloc((size_t)argc + 1, sizeof *rest);
 	int nrest = 0;
@@ -341,6 +376,14 @@ int sb_cli_mcp(int argc, char **argv)
 		return SB_EXIT_USAGE;
 	}
 
+	if (cfg.service && !service && http)
+		fprintf(stderr, "sagebox mcp: the service setting is for stdio clients; not used with --http\n");
+	if (cfg.service && !service && !http) {
+		int front = sb_cli_service_front(argc, argv, &cfg);
+		if (front >= 0)
+			return front;
+	}
+
 	struct sb_audit audit = {.fd = -1};
 	struct sb_error err = {0};
 	if (cfg.audit_log[0] && sb_audit_open(&audit, cfg.audit_log, &err) < 0) {
@@ -351,7 +394,7 @@ int sb_cli_mcp(int argc, char **argv)
 
 	SB_AUTO_FD in = -1;
 	SB_AUTO_FD out = -1;
-	if (!http && take_stdio(&in, &out) < 0)
+	if (!http && !service && take_stdio(&in, &out) < 0)
 		return SB_EXIT_FAILURE;
 	signal(SIGPIPE, SIG_IGN);
 
@@ -362,12 +405,17 @@ int sb_cli_mcp(int argc, char **argv)
 	else
 		fprintf(stderr, "sagebox mcp: the sandbox is not usable, tools will say why: %s\n", err.msg);
 
-	struct sb_stdio *io = http ? NULL : sb_stdio_new(in, out, SB_STDIO_MAX_MESSAGE);
-	struct sb_mcp_server *srv = http || io ? sb_mcp_server_new(&cfg, runner, &err, audit.fd >= 0 ? &audit : NULL)
+	struct sb_stdio *io = http || service ? NULL : sb_stdio_new(in, out, SB_STDIO_MAX_MESSAGE);
+	struct sb_mcp_server *srv = http || service || io ? sb_mcp_server_new(&cfg, runner, &err, audit.fd >= 0 ? &audit : NULL)
 					       : NULL;
 	int rc = SB_EXIT_FAILURE;
 	if (srv && http) {
 		rc = serve_http(&http_opt, srv, cfg.backend);
+	} else if (srv && service) {
+		struct sb_service_opts so = {.socket_path = svc_sock, .identity = svc_ident,
+					     .idle_s = cfg.service_idle_s};
+		fprintf(stderr, "sagebox mcp: serving as the user-level service (backend %s)\n", cfg.backend);
+		rc = serve_service(&so, srv, runner);
 	} else if (srv) {
 		stop_fd = sb_stdio_stop_fd(io);
 		handle_signals(on_signal);

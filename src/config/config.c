@@ -12,7 +12,7 @@
 #include "sandbox/registry.h"
 #include "util/utf8.h"
 
-enum kind { K_UINT, K_CPUS, K_MEMORY, K_OUTPUT_KIB, K_BACKEND, K_ISOLATION, K_PATH, K_IMAGE, K_NAME, K_SIZE, K_SHARE, K_DIR, K_NETWORK };
+enum kind { K_UINT, K_CPUS, K_MEMORY, K_OUTPUT_KIB, K_BACKEND, K_ISOLATION, K_PATH, K_IMAGE, K_NAME, K_SIZE, K_SHARE, K_DIR, K_NETWORK, K_BOOL };
 
 struct setting {
 	const char *key;     /* config file key; the flag is --key with _ as - */
@@ -56,6 +56,8 @@ static const struct setting settings[] = {
 	{"task_ttl", K_UINT, "60-604800 (seconds)", "the longest an MCP task is kept, from its start (its job is stopped then); a client may ask for less", 60, 604800, F(task_ttl_s)},
 	{"share", K_SHARE, "comma-separated host directories, empty for none", "shared READ-ONLY with every sandbox at /data/NAME: the code can read them", 0, 0, F(share)},
 	{"network", K_NETWORK, "none, or comma-separated HOST, HOST:PORT, *.DOMAIN (HOST alone: ports 80 and 443)", "hosts the code may reach through sagebox's proxy; every other name, and private or loopback addresses not listed as such, are refused", 0, 0, F(network)},
+	{"service", K_BOOL, "true|false (the flag alone: true)", "sagebox mcp connects to (or starts) a user-level service that keeps a warm worker across client restarts (stdio only; falls back to serving in-process)", 0, 0, F(service)},
+	{"service_idle_seconds", K_UINT, "1-86400 (seconds)", "the service exits after this long with no client, job or session", 1, 86400, F(service_idle_s)},
 	{"export_dir", K_DIR, "a host directory, empty for off", "file_export copies workspace files here (new names, never overwriting)", 0, 0, F(export_dir)},
 };
 #define N_SETTINGS (sizeof settings / sizeof settings[0])
@@ -98,6 +100,7 @@ void sb_config_defaults(struct sb_config *cfg)
 	cfg->max_jobs = 4;
 	cfg->max_jobs_total = 16;
 	cfg->task_ttl_s = 3600;
+	cfg->service_idle_s = 600;
 }
 
 static const struct setting *find(const char *key)
@@ -301,6 +304,14 @@ int sb_config_set(struct sb_config *cfg, const char *key, const char *value, con
 		if (!sb_backend_type_find(value))
 			return bad(err, s, origin, value, NULL);
 		break;
+	case K_BOOL:
+		if (!strcmp(value, "true") || !strcmp(value, "1") || !strcmp(value, "yes") || !strcmp(value, "on"))
+			*(bool *)(void *)field = true;
+		else if (!strcmp(value, "false") || !strcmp(value, "0") || !strcmp(value, "no") || !strcmp(value, "off"))
+			*(bool *)(void *)field = false;
+		else
+			return bad(err, s, origin, value, NULL);
+		return 0;
 	case K_ISOLATION:
 		if (!strcmp(value, "warm")) cfg->isolation = SB_ISOLATION_WARM;
 		else if (!strcmp(value, "fresh")) cfg->isolation = SB_ISOLATION_FRESH;
@@ -459,6 +470,12 @@ const char *sb_config_key_for_flag(const char *flag)
 	return NULL;
 }
 
+bool sb_config_is_switch(const char *key)
+{
+	const struct setting *s = find(key);
+	return s && s->kind == K_BOOL;
+}
+
 void sb_config_print_help(FILE *out)
 {
 	struct sb_config d;
@@ -503,6 +520,8 @@ json_t *sb_config_to_json(const struct sb_config *c)
 	json_t *shares = json_array();
 	for (unsigned i = 0; i < c->n_shares; i++)
 		json_array_append_new(shares, json_string(c->shares[i]));
+	json_object_update_new(o, json_pack("{s:b, s:I}", "service", c->service, "service_idle_seconds",
+					    (json_int_t)c->service_idle_s));
 	json_object_update_new(o, json_pack("{s:I, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:o, s:s, s:s}", "max_sessions",
 					    (json_int_t)c->max_sessions, "max_sessions_total",
 					    (json_int_t)c->max_sessions_total, "session_idle_minutes",

@@ -54,6 +54,8 @@ struct sb_config {
 	struct sb_netlist net;         /* ... parsed; net.n == 0: no network (issue 26) */
 	char export_dir[PATH_MAX];     /* file_export copies here (resolved); "" off */
 	char config_path[PATH_MAX];    /* the file that was read, or empty */
+	bool service;                  /* sagebox mcp: use the user-level service (cli/service_front.c) */
+	unsigned service_idle_s;       /* the service exits after this long unused */
 };
 
 /* Defaults only. */
@@ -72,6 +74,9 @@ int sb_config_set(struct sb_config *cfg, const char *key, const char *value, con
 
 /* Map a command-line flag ("--timeout") to its setting key, or NULL. */
 const char *sb_config_key_for_flag(const char *flag);
+
+/* Whether key is an on/off setting: its flag alone ("--service") means true. */
+bool sb_config_is_switch(const char *key);
 
 /* Print every setting: key, flag, variable, allowed values, default. */
 void sb_config_print_help(FILE *out);

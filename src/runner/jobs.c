@@ -450,6 +450,17 @@ void jobs_prune_locked(void *ctx, uint64_t now)
 	jobs_cap_logs_locked(ss);
 }
 
+void jobs_cancel_owner(struct sb_sessions *ss, const char *owner)
+{
+	pthread_mutex_lock(&ss->reg.lock);
+	for (struct bjob *j = FIRST(ss); j; j = NEXT(j))
+		if (running(j) && !strcmp(j->reg.owner, owner)) {
+			char b = 'c';
+			(void)SB_RETRY_EINTR(write(j->cancel[1], &b, 1));
+		}
+	pthread_mutex_unlock(&ss->reg.lock);
+}
+
 void jobs_stop_all(struct sb_sessions *ss)
 {
 	pthread_mutex_lock(&ss->reg.lock);

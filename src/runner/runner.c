@@ -149,6 +149,28 @@ struct sb_sessions *sb_runner_sessions(struct sb_runner *r, struct sb_error *err
 	return ss;
 }
 
+/* The sessions if they started, else NULL (never starts them). */
+static struct sb_sessions *started_sessions(struct sb_runner *r)
+{
+	pthread_mutex_lock(&r->sessions_lock);
+	struct sb_sessions *ss = r->sessions;
+	pthread_mutex_unlock(&r->sessions_lock);
+	return ss;
+}
+
+void sb_runner_end_owner(struct sb_runner *r, const char *owner)
+{
+	struct sb_sessions *ss = r ? started_sessions(r) : NULL;
+	if (ss)
+		sb_sessions_end_owner(ss, owner);
+}
+
+unsigned sb_runner_in_use(struct sb_runner *r)
+{
+	struct sb_sessions *ss = r ? started_sessions(r) : NULL;
+	return ss ? sb_sessions_in_use(ss) : 0;
+}
+
 const struct sb_config *sb_runner_config(const struct sb_runner *r)
 {
 	return &r->cfg;

@@ -102,6 +102,12 @@ int sb_runner_run(struct sb_runner *r, const struct sb_job *job, const struct sb
 struct sb_sessions;
 struct sb_sessions *sb_runner_sessions(struct sb_runner *r, struct sb_error *err);
 
+/* A client is gone: end its sessions and background jobs
+ * (sb_sessions_end_owner); nothing when sessions never started. */
+void sb_runner_end_owner(struct sb_runner *r, const char *owner);
+/* Open sessions plus running background jobs (0 when none ever started). */
+unsigned sb_runner_in_use(struct sb_runner *r);
+
 /* Status of the backend and the runner, never running user code. */
 json_t *sb_runner_status(struct sb_runner *r);
 

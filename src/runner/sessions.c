@@ -67,6 +67,33 @@ void sb_sessions_free(struct sb_sessions *ss)
 	free(ss);
 }
 
+void sb_sessions_end_owner(struct sb_sessions *ss, const char *owner)
+{
+	jobs_cancel_owner(ss, owner);
+	for (;;) {
+		struct sess *found = NULL;
+		pthread_mutex_lock(&ss->reg.lock);
+		for (struct sess *s = ss->reg.sessions; s && !found; s = s->next)
+			if (!s->anonymous && !strcmp(s->owner, owner)) {
+				s->refs++;
+				found = s;
+			}
+		pthread_mutex_unlock(&ss->reg.lock);
+		if (!found)
+			return;
+		reg_close(&ss->reg, found, "ended: its client disconnected");
+		reg_put(&ss->reg, found);
+	}
+}
+
+unsigned sb_sessions_in_use(struct sb_sessions *ss)
+{
+	pthread_mutex_lock(&ss->reg.lock);
+	unsigned n = reg_count_locked(&ss->reg, REG_SESSIONS, NULL) + reg_count_locked(&ss->reg, REG_JOBS, NULL);
+	pthread_mutex_unlock(&ss->reg.lock);
+	return n;
+}
+
 /* ---- the session tools */
 int sb_session_open(struct sb_sessions *ss, const char *owner, enum sb_lang lang, struct sb_session_opened *out,
 		    struct sb_error *err)

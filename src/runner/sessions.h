@@ -47,6 +47,13 @@ struct sb_sessions *sb_sessions_new(const struct sb_config *cfg, const struct sb
 /* Ends every session and job (their processes die), then frees. */
 void sb_sessions_free(struct sb_sessions *ss);
 
+/* A client is gone (a service connection closed): cancel its running
+ * background jobs and close its sessions (their sandboxes die). Finished
+ * jobs are forgotten as usual. */
+void sb_sessions_end_owner(struct sb_sessions *ss, const char *owner);
+/* Open sessions plus running jobs of every client (0: nothing in use). */
+unsigned sb_sessions_in_use(struct sb_sessions *ss);
+
 /* ---- sessions */
 struct sb_session_opened {
 	char id[SB_SESSION_ID_LEN];

@@ -32,5 +32,7 @@ struct sb_sessions {
  * at the end, stop every job and wait for its thread. */
 void jobs_prune_locked(void *ctx, uint64_t now);
 void jobs_stop_all(struct sb_sessions *ss);
+/* Ask every running job of owner to stop (as job_cancel does). */
+void jobs_cancel_owner(struct sb_sessions *ss, const char *owner);
 
 #endif

@@ -135,9 +135,14 @@ static int serve(struct sb_stdio *t, struct sb_mcp_client *client, const struct 
 
 int sb_stdio_serve(struct sb_stdio *t, struct sb_mcp_server *srv)
 {
+	return sb_stdio_serve_as(t, srv, "stdio");
+}
+
+int sb_stdio_serve_as(struct sb_stdio *t, struct sb_mcp_server *srv, const char *owner)
+{
 	/* One stream carries the answers of every request and the rest. */
 	const struct sb_mcp_sink sink = {.send = stdio_send, .ctx = t};
-	struct sb_mcp_client *client = sb_mcp_client_new(srv, "stdio", &sink);
+	struct sb_mcp_client *client = sb_mcp_client_new(srv, owner, &sink);
 	if (!client) {
 		errno = ENOMEM;
 		return -1;

@@ -29,5 +29,7 @@ int sb_stdio_stop_fd(struct sb_stdio *t);
  * and notification goes to the one output. Returns 0, or -1 on a read error
  * (errno set) or when the client could not be created (ENOMEM). */
 int sb_stdio_serve(struct sb_stdio *t, struct sb_mcp_server *srv);
+/* The same with another owner id (the service: one per connection). */
+int sb_stdio_serve_as(struct sb_stdio *t, struct sb_mcp_server *srv, const char *owner);
 
 #endif

@@ -46,6 +46,15 @@ int main(void)
 	CHECK(sb_config_set(&cfg, "output_limit_kib", "2049", "x", &err) == -1);
 	CHECK(sb_config_set(&cfg, "backend", "podman", "x", &err) == 0 && !strcmp(cfg.backend, "podman"));
 	CHECK(sb_config_set(&cfg, "backend", "lxc", "x", &err) == -1);
+	/* the service switch (issue 30): off by default; --service alone is true */
+	CHECK(!cfg.service && cfg.service_idle_s == 600);
+	CHECK(sb_config_is_switch("service") && !sb_config_is_switch("timeout"));
+	CHECK(sb_config_set(&cfg, "service", "true", "x", &err) == 0 && cfg.service);
+	CHECK(sb_config_set(&cfg, "service", "0", "x", &err) == 0 && !cfg.service);
+	CHECK(sb_config_set(&cfg, "service", "maybe", "SAGEBOX_SERVICE", &err) == -1 && strstr(err.msg, "SAGEBOX_SERVICE"));
+	CHECK(sb_config_set(&cfg, "service_idle_seconds", "0", "x", &err) == -1);
+	CHECK(sb_config_set(&cfg, "service_idle_seconds", "86400", "x", &err) == 0 && cfg.service_idle_s == 86400);
+	CHECK(sb_config_set(&cfg, "service_idle_seconds", "86401", "x", &err) == -1);
 	/* An image can never turn into a podman flag (the seed fell back silently). */
 	CHECK(sb_config_set(&cfg, "image", "--privileged", "x", &err) == -1);
 	CHECK(sb_config_set(&cfg, "image", "a b", "x", &err) == -1);

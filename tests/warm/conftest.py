@@ -11,6 +11,7 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 from mcpclient import MCP
+from nativecheck import require_native
 from hostproc import host_pids_with  # noqa: F401
 
 BIN = os.path.abspath(os.environ.get("SAGEBOX_BIN", os.path.join(HERE, "../../build/sagebox")))
@@ -84,16 +85,7 @@ def ok(res):
 
 @pytest.fixture(scope="session", autouse=True)
 def binary_and_native():
-    if not os.access(BIN, os.X_OK):
-        pytest.exit(f"sagebox binary not found at {BIN} (set SAGEBOX_BIN)", returncode=2)
-    st = subprocess.run([BIN, "status", "--json", "--backend", "native"], capture_output=True, text=True,
-                        timeout=60, env=env_clean())
-    try:
-        b = json.loads(st.stdout).get("backend", {})
-    except json.JSONDecodeError:
-        b = {}
-    if b.get("available") is False:
-        pytest.skip(f"native sandbox unavailable here: {b.get('error')}", allow_module_level=True)
+    require_native(BIN, env_clean())
 
 
 @pytest.fixture(scope="module")
