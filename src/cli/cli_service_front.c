@@ -166,14 +166,24 @@ static int connect_to(const char *path)
 	return fd;
 }
 
+/* The service's log grows by a line or two a call, for as long as the
+ * user uses --service: past this size, a starting service moves it to
+ * service.log.1 (replacing the one before) and starts a new one. */
+#define LOG_KEEP_BYTES (1024 * 1024)
+
 /* The service's own log: $XDG_STATE_HOME/sagebox/service.log. */
 static int open_log(void)
 {
-	char dir[4096], path[4200];
+	char dir[4096], path[4200], old[4210];
 	struct sb_error err = {0};
 	if (sb_state_dir(dir, sizeof dir, &err) < 0)
 		return open("/dev/null", O_WRONLY | O_CLOEXEC);
 	snprintf(path, sizeof path, "%s/service.log", dir);
+	struct stat st;
+	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > LOG_KEEP_BYTES) {
+		snprintf(old, sizeof old, "%s.1", path);
+		(void)rename(path, old);
+	}
 	return open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
 }
 

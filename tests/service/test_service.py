@@ -180,3 +180,17 @@ def test_a_peer_of_another_client_is_refused(place):
     assert peer_says(os.path.join(place.dir, sock_py)) == "sagebox-service ok"
     # the refused peer took nothing away: the service still serves its client
     assert probe(m_sh)
+
+
+def test_a_long_log_is_moved_aside_when_a_service_starts(place):
+    """The log grows with every call for as long as --service is used: a
+    service that starts past 1 MiB of it moves it to service.log.1."""
+    logdir = os.path.join(place.state, "sagebox")
+    os.makedirs(logdir, exist_ok=True)
+    with open(os.path.join(logdir, "service.log"), "w") as f:
+        f.write("an old line\n" * 100000)  # 1.2 MB
+    m = place.front()
+    probe(m)
+    assert "an old line" not in place.log() and "listening on" in place.log()
+    assert os.path.getsize(os.path.join(logdir, "service.log.1")) == 1200000
+    m.close()
