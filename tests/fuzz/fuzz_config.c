@@ -35,6 +35,8 @@ static void roundtrip(const struct sb_config *cfg, json_t *shown)
 			snprintf(text, sizeof text, "%s", json_string_value(v));
 		else if (json_is_integer(v))
 			snprintf(text, sizeof text, "%lld", (long long)json_integer_value(v));
+		else if (json_is_boolean(v)) /* an on/off setting (service) */
+			snprintf(text, sizeof text, "%s", json_is_true(v) ? "true" : "false");
 		else if (json_is_real(v))
 			snprintf(text, sizeof text, "%.17g", json_real_value(v));
 		else if (json_is_array(v)) { /* share: the resolved directories, set again comma-separated */
