@@ -352,7 +352,7 @@ int sb_cli_service_front(int argc, char **argv, const struct sb_config *cfg)
 		if ((size_t)snprintf(f.sock, sizeof f.sock, "%s/mcp-%.32s.sock", dir, hex) >= sizeof f.sock)
 			snprintf(f.why, sizeof f.why, "the socket path under %s is too long", dir);
 		else {
-			snprintf(f.lock, sizeof f.lock, "%s.lock", f.sock);
+			(void)sb_service_lock_path(f.sock, f.lock, sizeof f.lock); /* fits: 108 + 5 < 128 */
 			signal(SIGPIPE, SIG_IGN);
 			sock = reach(&f, argc, argv);
 		}

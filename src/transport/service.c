@@ -48,6 +48,11 @@ pid_t sb_service_parent(pid_t pid)
 	return (pid_t)ppid;
 }
 
+int sb_service_lock_path(const char *sock, char *out, size_t n)
+{
+	return (size_t)snprintf(out, n, "%s.lock", sock) < n ? 0 : -1;
+}
+
 struct conn {
 	struct service *svc;
 	int fd;
@@ -212,7 +217,8 @@ static void unlink_ours(const char *path, const struct stat *bound)
 static bool idle_exit(const char *path, int lfd, const struct stat *bound)
 {
 	char lock[4200];
-	snprintf(lock, sizeof lock, "%s.lock", path);
+	if (sb_service_lock_path(path, lock, sizeof lock) < 0)
+		return false;
 	SB_AUTO_FD lk = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (lk < 0 || flock(lk, LOCK_EX | LOCK_NB) < 0)
 		return false;

@@ -35,6 +35,10 @@
 void sb_service_identity(pid_t pid, char *out, size_t n);
 /* pid's parent (/proc/PID/stat), or -1 when pid is gone. */
 pid_t sb_service_parent(pid_t pid);
+/* The lock beside a service's socket: a front holds it while it connects
+ * or starts the service, and an idle service takes it before it exits.
+ * 0, or -1 when the path does not fit in n. */
+int sb_service_lock_path(const char *sock, char *out, size_t n);
 
 struct sb_service_opts {
 	const char *socket_path;   /* bound here (a stale file is replaced) */
