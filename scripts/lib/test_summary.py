@@ -82,6 +82,57 @@ def test_counts(output):
     return None
 
 
+TAP_NOT_OK = re.compile(r"^(\s*)not ok \d+ - (.*)$")
+PYTEST_FAILED = re.compile(r"^(FAILED|ERROR) (\S+.*)$")
+
+
+def tap_block(lines, i):
+    """The YAML block under a TAP "not ok" line at i, as {key: text}:
+    multi-line values ("error: |-") joined with " / "."""
+    block, key, indent = {}, None, None
+    for line in lines[i + 1:i + 200]:
+        d = line.strip()
+        if d == "---":
+            continue
+        if d == "...":
+            break
+        depth = len(line) - len(line.lstrip())
+        m = re.match(r"^([A-Za-z_]+):\s?(.*)$", d)
+        if m and (indent is None or depth <= indent):
+            indent, key = depth, m.group(1)
+            v = m.group(2)
+            block[key] = "" if v in ("|-", "|", ">-") else v.strip("'")
+        elif key and d:
+            block[key] = (block[key] + " / " + d) if block[key] else d
+    return block
+
+
+def failures(output, limit=10):
+    """The lines that name each failed test and why: node's "not ok" with
+    the location, error and values of its TAP block, pytest's short
+    summary. The suite's own log keeps only its last lines, often past the
+    failure."""
+    lines = output.splitlines()
+    out = []
+    for i, line in enumerate(lines):
+        m = TAP_NOT_OK.match(line)
+        if m:
+            b = tap_block(lines, i)
+            if b.get("failureType") == "subtestsFailed":
+                continue   # a suite failed by its failed test, named on its own
+            out.append(f"not ok - {m.group(2)}")
+            for k in ("location", "error", "expected", "actual"):
+                if b.get(k):
+                    out.append(f"    {k}: {b[k][:400]}")
+            if b.get("stack"):
+                out.append(f"    at {b['stack'].split(' / ')[0][:200]}")
+            continue
+        m = PYTEST_FAILED.match(line.strip())
+        if m:
+            out.append(line.strip()[:400])
+    return out[:limit * 6]
+
+
 def last_line(text):
     lines = [l.strip() for l in text.splitlines() if l.strip()]
     return lines[-1] if lines else "(no output)"
@@ -137,6 +188,7 @@ def main(args):
             else:
                 total["s_failed"] += 1
                 notes.append(f"{label}: FAILED {short} ({res}): {last_line(stdout or stderr)}")
+                notes.extend(f"{label}:   {l}" for l in failures(out))
 
     for n in notes:
         print(n)
