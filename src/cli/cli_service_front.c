@@ -123,9 +123,8 @@ static int settings_hash(struct front *f, int argc, char **argv, const struct sb
 	return 0;
 }
 
-/* $XDG_RUNTIME_DIR/sagebox: made 0700, and used only when it is a real
- * directory of ours that no one else may enter. A directory another user
- * could write to would let them put their own socket where the front
+/* $XDG_RUNTIME_DIR/sagebox, private (sb_private_dir): a directory another
+ * user could write to would let them put their own socket where the front
  * looks, and receive the client's code. */
 static int runtime_dir(struct front *f, char *dir, size_t n)
 {
@@ -134,19 +133,9 @@ static int runtime_dir(struct front *f, char *dir, size_t n)
 		return snprintf(f->why, sizeof f->why, "XDG_RUNTIME_DIR is not set"), -1;
 	if ((size_t)snprintf(dir, n, "%s/sagebox", rt) >= n)
 		return snprintf(f->why, sizeof f->why, "XDG_RUNTIME_DIR is too long"), -1;
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-		return snprintf(f->why, sizeof f->why, "cannot make %s: %s", dir, strerror(errno)), -1;
-	struct stat st;
-	if (lstat(dir, &st) < 0)
-		return snprintf(f->why, sizeof f->why, "cannot stat %s: %s", dir, strerror(errno)), -1;
-	if (!S_ISDIR(st.st_mode))
-		return snprintf(f->why, sizeof f->why, "%s is not a directory (a symlink?); remove it", dir), -1;
-	if (st.st_uid != getuid())
-		return snprintf(f->why, sizeof f->why, "%s belongs to uid %ld, not to us", dir, (long)st.st_uid), -1;
-	if (st.st_mode & 077)
-		return snprintf(f->why, sizeof f->why, "%s has mode %03o: others may enter it; chmod 700 it", dir,
-				(unsigned)(st.st_mode & 0777)),
-		       -1;
+	struct sb_error e;
+	if (sb_private_dir(dir, &e) < 0)
+		return snprintf(f->why, sizeof f->why, "%s", e.msg), -1;
 	return 0;
 }
 

@@ -22,6 +22,7 @@
 #include "core/exit_status.h"
 #include "sandbox/backends.h"
 #include "util/fd.h"
+#include "util/procstat.h"
 
 #define SB_HOST_AS_EXTRA (2ull << 30)
 
@@ -107,19 +108,9 @@ static int kill_children(pid_t self)
 			pid_t pid = (pid_t)atoi(d->d_name);
 			if (pid <= 0 || pid == self)
 				continue;
-			char path[64], st[512];
-			snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-			int fd = open(path, O_RDONLY | O_CLOEXEC);
-			if (fd < 0)
-				continue;
-			ssize_t len = read(fd, st, sizeof st - 1);
-			close(fd);
-			if (len <= 0)
-				continue;
-			st[len] = 0;
-			/* "pid (comm) S ppid": comm may hold ')', so the last one. */
-			char *end = strrchr(st, ')');
-			if (end && end[1] && end[2] && atoi(end + 4) == (int)self && kill(pid, SIGKILL) == 0)
+			unsigned long long ppid;
+			if (sb_proc_stat_fields(pid, SB_STAT_PPID, 1, &ppid) == 0 &&
+			    ppid == (unsigned long long)self && kill(pid, SIGKILL) == 0)
 				n++;
 		}
 	}

@@ -17,6 +17,7 @@
 
 #include "transport/stdio.h"
 #include "util/clock.h"
+#include "util/procstat.h"
 #include "util/fd.h"
 
 void sb_service_identity(pid_t pid, char *out, size_t n)
@@ -32,18 +33,8 @@ void sb_service_identity(pid_t pid, char *out, size_t n)
 
 pid_t sb_service_parent(pid_t pid)
 {
-	char path[64], buf[1024];
-	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
-	SB_AUTO_FD fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t k = fd < 0 ? -1 : sb_read_retry(fd, buf, sizeof buf - 1);
-	if (k <= 0)
-		return -1;
-	buf[k] = '\0';
-	/* "pid (comm) state ppid ...": comm may hold spaces and parentheses. */
-	char *p = strrchr(buf, ')');
-	long ppid;
-	char state;
-	if (!p || sscanf(p + 1, " %c %ld", &state, &ppid) != 2 || ppid <= 0)
+	unsigned long long ppid;
+	if (sb_proc_stat_fields(pid, SB_STAT_PPID, 1, &ppid) || ppid == 0)
 		return -1;
 	return (pid_t)ppid;
 }

@@ -16,6 +16,7 @@
 
 #include "core/exit_status.h"
 #include "sandbox/native/native.h"
+#include "util/procstat.h"
 
 static noreturn void reap(pid_t cmd)
 {
@@ -49,31 +50,10 @@ static noreturn void reap(pid_t cmd)
  * 48 and 49 of /proc/self/stat. */
 static void hide_cmdline(void)
 {
-	char buf[2048];
-	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	unsigned long long f[2];
+	if (sb_proc_stat_fields(0, SB_STAT_ARG_START, 2, f))
 		return;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return;
-	buf[n] = '\0';
-	char *p = strrchr(buf, ')');
-	if (!p)
-		return;
-	unsigned long long start = 0, end = 0;
-	int field = 2;
-	for (char *t = p + 1; *t && field < 49;) {
-		while (*t == ' ')
-			t++;
-		field++;
-		if (field == 48)
-			start = strtoull(t, NULL, 10);
-		else if (field == 49)
-			end = strtoull(t, NULL, 10);
-		while (*t && *t != ' ')
-			t++;
-	}
+	unsigned long long start = f[0], end = f[1];
 	static const char name[] = "sagebox-init";
 	if (!start || end <= start + sizeof name || end - start > (1u << 20))
 		return;

@@ -3,6 +3,7 @@
  * reboot every old owner is dead); the start time in clock ticks since boot
  * (/proc/<pid>/stat field 22) makes the pair unique for one boot. */
 #include "sandbox/podman/podman.h"
+#include "util/procstat.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -34,30 +35,12 @@ static void boot_id(char out[13])
 		strcpy(out, "noboot");
 }
 
-/* Field 22 of /proc/<pid>/stat; 0 when the process does not exist. The
- * command name (field 2) may hold spaces and parentheses: skip to the last
- * ')'. */
+/* The process's start time (field 22 of /proc/<pid>/stat); 0 when it does
+ * not exist. */
 static unsigned long long start_time(long pid)
 {
-	char path[64], buf[1024];
-	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	char *p = strrchr(buf, ')');
-	if (!p)
-		return 0;
-	p++;
-	/* after ')': field 3 (state) ... field 22 */
-	for (int field = 3; field < 22 && p; field++) {
-		p = strchr(p + 1, ' ');
-	}
-	return p ? strtoull(p + 1, NULL, 10) : 0;
+	unsigned long long t;
+	return sb_proc_stat_fields((pid_t)pid, SB_STAT_STARTTIME, 1, &t) ? 0 : t;
 }
 
 static void self_init(void)

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "util/fd.h"
+#include "util/statedir.h"
 
 #define PM_DEFAULT_PROFILE "/usr/share/containers/seccomp.json"
 
@@ -29,26 +30,21 @@ static uint64_t fnv1a(const char *s)
 
 /* $XDG_RUNTIME_DIR/sagebox (or ~/.cache/sagebox): ours, 0700, no symlink.
  * Stops: another local user swapping the profile for a permissive one. */
-static int private_dir(char *out, size_t n)
+static int private_dir(char *out, size_t n, struct sb_error *err)
 {
 	const char *base = getenv("XDG_RUNTIME_DIR");
 	char tmp[PATH_MAX];
 	if (!base || !base[0]) {
 		const char *home = getenv("HOME");
 		if (!home || !home[0])
-			return -1;
+			return sb_fail(err, "neither XDG_RUNTIME_DIR nor HOME is set");
 		snprintf(tmp, sizeof tmp, "%s/.cache", home);
 		mkdir(tmp, 0700);
 		base = tmp;
 	}
 	if ((size_t)snprintf(out, n, "%s/sagebox", base) >= n)
-		return -1;
-	if (mkdir(out, 0700) < 0 && errno != EEXIST)
-		return -1;
-	struct stat st;
-	if (lstat(out, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077))
-		return -1;
-	return 0;
+		return sb_fail(err, "%s/sagebox is too long", base);
+	return sb_private_dir(out, err);
 }
 
 static pthread_mutex_t prof_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -85,14 +81,15 @@ const char *pm_seccomp_profile(const char *base_profile, char *why, size_t n)
 		json_t *p = json_load_file(base, 0, &je);
 		char dir[PATH_MAX - 64], path[PATH_MAX];
 		char *text = NULL;
+		struct sb_error derr;
 		if (!p)
 			snprintf(prof_error, sizeof prof_error, "cannot read the engine's seccomp profile %s: %s", base,
 				 je.text);
 		else if (pm_seccomp_compile(p, prof_error, sizeof prof_error) < 0)
 			;
-		else if (private_dir(dir, sizeof dir) < 0)
-			snprintf(prof_error, sizeof prof_error,
-				 "no private directory for the seccomp profile ($XDG_RUNTIME_DIR/sagebox)");
+		else if (private_dir(dir, sizeof dir, &derr) < 0)
+			snprintf(prof_error, sizeof prof_error, "no private directory for the seccomp profile: %s",
+				 derr.msg);
 		else if (!(text = json_dumps(p, JSON_COMPACT | JSON_SORT_KEYS)))
 			snprintf(prof_error, sizeof prof_error, "out of memory");
 		else if (write_profile(dir, text, path, sizeof path) < 0)
