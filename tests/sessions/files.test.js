@@ -268,6 +268,7 @@ describe('workspace cap, share, export', () => {
     } finally {
       await closeClient(c);
       rmSync(d, { recursive: true, force: true });
+      rmSync(path.dirname(target), { recursive: true, force: true });
     }
     const off = await sdkClient();
     try {
