@@ -136,7 +136,50 @@ static void kill_descendants(void)
  * outliving its lifetime when the caller is stuck: when the lifeline
  * reaches EOF or the deadline passes, it kills the whole group. Runs
  * after fork: raw system calls only. */
-static noreturn void host_keeper(pid_t code, unsigned lifetime_s)
+/* Removes parent/name and everything below it, never following a
+ * symlink; raw system calls only (the keeper is a fork: no malloc). Depth
+ * bounded by the stack it may use: code that nests deeper keeps the rest
+ * (in /tmp, for the system's cleaner). */
+static void remove_tree(int parent, const char *name, int depth)
+{
+	if (unlinkat(parent, name, 0) == 0 || errno != EISDIR)
+		return;
+	int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0 && depth < 32) {
+		char buf[1024];
+		long got;
+		bool removed = true;
+		/* Removing entries while reading the directory may skip some:
+		 * read it again from the start until a pass removes nothing. */
+		while (removed) {
+			removed = false;
+			lseek(fd, 0, SEEK_SET);
+			while ((got = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0)
+				for (long off = 0; off < got;) {
+					struct dirent64 *d = (struct dirent64 *)(buf + off);
+					off += d->d_reclen;
+					if (strcmp(d->d_name, ".") && strcmp(d->d_name, "..")) {
+						remove_tree(fd, d->d_name, depth + 1);
+						removed = faccessat(fd, d->d_name, F_OK, AT_SYMLINK_NOFOLLOW) != 0 || removed;
+					}
+				}
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	unlinkat(parent, name, AT_REMOVEDIR);
+}
+
+/* sagebox is gone (or the job's lifetime is over): end the job, and remove
+ * its scratch directory, which sagebox would have removed after the wait. */
+static noreturn void keeper_abandon(const char *dir)
+{
+	kill_descendants();
+	remove_tree(AT_FDCWD, dir, 0);
+	_exit(SB_EXIT_SANDBOX);
+}
+
+static noreturn void host_keeper(pid_t code, unsigned lifetime_s, const char *dir)
 {
 	/* The keeper holds none of the job's pipes: the caller sees EOF when
 	 * the code (and what it left in the group) is done. */
@@ -157,10 +200,8 @@ static noreturn void host_keeper(pid_t code, unsigned lifetime_s)
 		if (lifetime_s) {
 			clock_gettime(CLOCK_MONOTONIC, &now);
 			long long left = (deadline.tv_sec - now.tv_sec) * 1000LL + (deadline.tv_nsec - now.tv_nsec) / 1000000;
-			if (left <= 0) {
-				kill_descendants();
-				_exit(SB_EXIT_SANDBOX);
-			}
+			if (left <= 0)
+				keeper_abandon(dir);
 			if (wait_ms < 0 || left < wait_ms)
 				wait_ms = left > 1000000 ? 1000000 : (int)left;
 		}
@@ -168,10 +209,8 @@ static noreturn void host_keeper(pid_t code, unsigned lifetime_s)
 		int n = poll(pf, pidfd >= 0 ? 2 : 1, wait_ms);
 		if (n < 0 && errno != EINTR)
 			break;
-		if (n > 0 && (pf[0].revents & (POLLIN | POLLHUP | POLLERR))) {
-			kill_descendants(); /* sagebox is gone: end the job */
-			_exit(SB_EXIT_SANDBOX);
-		}
+		if (n > 0 && (pf[0].revents & (POLLIN | POLLHUP | POLLERR)))
+			keeper_abandon(dir); /* sagebox is gone (or killed the job) */
 		if (waitpid(code, &st, WNOHANG) == code)
 			goto done;
 	}
@@ -267,7 +306,7 @@ static int host_spawn(void *self, const struct sb_sandbox_req *req, struct sb_sa
 		if (code < 0)
 			_exit(SB_EXIT_SANDBOX);
 		if (code > 0)
-			host_keeper(code, req->lifetime_s);
+			host_keeper(code, req->lifetime_s, hp->dir);
 		if (chdir(hp->dir))
 			_exit(SB_EXIT_SANDBOX);
 		/* DATA bounds ordinary allocations at the limit; AS (all mappings,

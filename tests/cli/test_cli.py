@@ -1,6 +1,7 @@
 """The command line through the real binary and the default (native) sandbox."""
 import json
 import os
+import re
 import signal
 import subprocess
 import tempfile
@@ -261,7 +262,8 @@ def _wait_for_pid(path, deadline=30):
 @pytest.mark.parametrize("isolation", ["warm", "fresh"])
 def test_host_backend_job_dies_with_a_killed_sagebox(isolation):
     """A SIGKILLed sagebox cannot clean up: the host backend's keeper must
-    kill the job, also a process that left its group (setsid, double fork)."""
+    kill the job, also a process that left its group (setsid, double fork),
+    and remove the job's scratch directory in /tmp."""
     with tempfile.TemporaryDirectory() as d:
         os.chmod(d, 0o777)
         marker = os.path.join(d, "pid")
@@ -272,14 +274,25 @@ def test_host_backend_job_dies_with_a_killed_sagebox(isolation):
         p.stdin.close()
         pid = _wait_for_pid(marker)
         assert _alive(pid)
+        # the job runs in the scratch directory (warm: a job directory in it)
+        scratch = re.match(r"^/tmp/sagebox-host-[^/]+", os.readlink("/proc/%d/cwd" % pid))
+        assert scratch, os.readlink("/proc/%d/cwd" % pid)
+        # What the removal must not follow, and a tree it must remove.
+        keep = os.path.join(d, "keep")
+        open(keep, "w").write("kept\n")
+        os.symlink(d, os.path.join(scratch.group(0), "out"))
+        os.makedirs(os.path.join(scratch.group(0), "a", "b", "c"))
+        open(os.path.join(scratch.group(0), "a", "b", "c", "f"), "w").write("x")
         p.send_signal(signal.SIGKILL)
         p.wait()
         end = time.time() + 10
-        while _alive(pid) and time.time() < end:
+        while (_alive(pid) or os.path.exists(scratch.group(0))) and time.time() < end:
             time.sleep(0.05)
         if _alive(pid):
             os.kill(pid, signal.SIGKILL)
             raise AssertionError("the detached job process outlived sagebox")
+        assert not os.path.exists(scratch.group(0)), "the scratch directory outlived sagebox"
+        assert open(keep).read() == "kept\n", "the removal followed a symlink out"
 
 
 def test_host_backend_detached_process_ends_with_the_call():

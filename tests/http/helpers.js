@@ -2,7 +2,7 @@
 // free loopback port (its URL read from its stderr), tokens, raw requests
 // with the 2026-07-28 headers; process checks come from tests/lib/procs.mjs.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync, chmodSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import assert from 'node:assert/strict';
@@ -14,8 +14,17 @@ export {
 } from '../lib/procs.mjs';
 export const MODERN = '2026-07-28';
 
+// Removed when the test file's process exits (each of them left its state,
+// token and audit directories in /tmp before).
+const made = [];
+process.on('exit', () => {
+  for (const d of made) rmSync(d, { recursive: true, force: true });
+});
+
 export function tempDir(tag) {
-  return mkdtempSync(path.join(tmpdir(), `sagebox-http-${tag}-`));
+  const d = mkdtempSync(path.join(tmpdir(), `sagebox-http-${tag}-`));
+  made.push(d);
+  return d;
 }
 
 // A token file with one line per client: {name: token}.
