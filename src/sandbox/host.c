@@ -130,12 +130,6 @@ static void kill_descendants(void)
 	}
 }
 
-/* The keeper: the first process of the job's group, between sagebox and
- * the code. It stops a job from outliving sagebox (a SIGKILLed server
- * cannot kill its jobs; the code would run on as an orphan) and from
- * outliving its lifetime when the caller is stuck: when the lifeline
- * reaches EOF or the deadline passes, it kills the whole group. Runs
- * after fork: raw system calls only. */
 /* Removes parent/name and everything below it, never following a
  * symlink; raw system calls only (the keeper is a fork: no malloc). Depth
  * bounded by the stack it may use: code that nests deeper keeps the rest
@@ -179,6 +173,12 @@ static noreturn void keeper_abandon(const char *dir)
 	_exit(SB_EXIT_SANDBOX);
 }
 
+/* The keeper: the first process of the job's group, between sagebox and
+ * the code. It stops a job from outliving sagebox (a SIGKILLed server
+ * cannot kill its jobs; the code would run on as an orphan) and from
+ * outliving its lifetime when the caller is stuck: when the lifeline
+ * reaches EOF or the deadline passes, it kills the whole group and
+ * removes the scratch directory. Runs after fork: raw system calls only. */
 static noreturn void host_keeper(pid_t code, unsigned lifetime_s, const char *dir)
 {
 	/* The keeper holds none of the job's pipes: the caller sees EOF when
