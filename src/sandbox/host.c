@@ -133,11 +133,13 @@ static void kill_descendants(void)
 /* Removes parent/name and everything below it, never following a
  * symlink; raw system calls only (the keeper is a fork: no malloc). Depth
  * bounded by the stack it may use: code that nests deeper keeps the rest
- * (in /tmp, for the system's cleaner). */
-static void remove_tree(int parent, const char *name, int depth)
+ * (in /tmp, for the system's cleaner). 0 when name is gone. */
+static int remove_tree(int parent, const char *name, int depth)
 {
-	if (unlinkat(parent, name, 0) == 0 || errno != EISDIR)
-		return;
+	if (unlinkat(parent, name, 0) == 0)
+		return 0;
+	if (errno != EISDIR)
+		return -1;
 	int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd >= 0 && depth < 32) {
 		char buf[1024];
@@ -152,16 +154,15 @@ static void remove_tree(int parent, const char *name, int depth)
 				for (long off = 0; off < got;) {
 					struct dirent64 *d = (struct dirent64 *)(buf + off);
 					off += d->d_reclen;
-					if (strcmp(d->d_name, ".") && strcmp(d->d_name, "..")) {
-						remove_tree(fd, d->d_name, depth + 1);
-						removed = faccessat(fd, d->d_name, F_OK, AT_SYMLINK_NOFOLLOW) != 0 || removed;
-					}
+					if (strcmp(d->d_name, ".") && strcmp(d->d_name, "..") &&
+					    remove_tree(fd, d->d_name, depth + 1) == 0)
+						removed = true;
 				}
 		}
 	}
 	if (fd >= 0)
 		close(fd);
-	unlinkat(parent, name, AT_REMOVEDIR);
+	return unlinkat(parent, name, AT_REMOVEDIR);
 }
 
 /* sagebox is gone (or the job's lifetime is over): end the job, and remove
