@@ -7,7 +7,8 @@
 //               {name, tool, args, expect, n, gap_ms, warmup}; per call the
 //               time in ms and the client's send/receive stamps
 //               (CLOCK_MONOTONIC microseconds, the server's trace clock)
-//   first       time from spawning the server to the first call's result
+//   first       time from spawning the server to the first call's result;
+//               with then {n, gap_ms}, the times of n calls after it
 //   throughput  `clients` servers, each called back to back for duration_ms
 //   session     session rows (issue 10): the first session_open, opens with
 //               a spare ready (each closed, then pause_ms for the next spare),
@@ -103,7 +104,15 @@ async function first() {
   const c = await connect(plan.server);
   try {
     await call(c, plan.step);
-    return { ms: performance.now() - t0 };
+    const ms = performance.now() - t0;
+    // then: {n, gap_ms}: n more calls, each gap_ms after the one before
+    // (a model's next calls, while the worker warms up)
+    const next = [];
+    for (let i = 0; i < (plan.then?.n ?? 0); i++) {
+      await sleep(plan.then.gap_ms);
+      next.push((await call(c, plan.step)).ms);
+    }
+    return { ms, next };
   } finally {
     await c.client.close();
   }

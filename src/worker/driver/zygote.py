@@ -168,8 +168,8 @@ class Worker:
 
     def _warm_one(self):
         self._drop_spares()  # forked before this warm-up: they would miss it
-        warmup.step(self.warmups, self.glb, self.warm_budget_kib, self.libc)
-        self._baseline()
+        if warmup.step(self.warmups, self.glb, self.warm_budget_kib, self.libc):
+            self._baseline()  # (a cell may have written files: matplotlib's cache)
 
     # -- main loop
     def serve(self):
