@@ -7,6 +7,7 @@ import http.client
 import json
 import os
 import re
+import shutil
 import subprocess
 import tempfile
 import threading
@@ -39,6 +40,7 @@ class HttpServer:
     def close(self):
         self.proc.terminate()
         self.proc.wait(timeout=60)
+        shutil.rmtree(self.state, ignore_errors=True)  # (its token and audit state)
 
 
 class HttpClient:
