@@ -26,15 +26,14 @@ SAGE_WARMUPS = (
 # After the last cell: the heap is backed with huge pages (cheaper forks),
 # in pieces of memory.COLLAPSE_CHUNK, as many a step as fit in
 # COLLAPSE_STEP_S (and one piece more: a step takes ~80 ms at most here).
-COLLAPSE = "collapse"
 COLLAPSE_STEP_S = 0.03
 
 
 def step(warmups, glb, budget_kib, libc):
     """Run the next of warmups (a list, consumed): a cell, in a throwaway
     copy of glb, its output where fds 1 and 2 point (the caller's
-    /dev/null), or pieces of the heap to back with huge pages (added
-    after the last cell; as many a step as fit in COLLAPSE_STEP_S). Stops
+    /dev/null), or pieces of the heap to back with huge pages (listed
+    by the last cell's step; as many a step as fit in COLLAPSE_STEP_S). Stops
     them all when the process's resident size reaches 3/4 of budget_kib
     (what it may use for itself). True when it ran a cell (which may have
     written files)."""
@@ -50,9 +49,6 @@ def step(warmups, glb, budget_kib, libc):
         while warmups and isinstance(warmups[0], tuple) and time.monotonic() - start < COLLAPSE_STEP_S:
             memory.collapse(libc, *warmups.pop(0))
         return False
-    if item == COLLAPSE:
-        warmups[:0] = memory.heap_chunks()
-        return step(warmups, glb, budget_kib, libc) if warmups else False
     try:
         exec(compile(cell.sage_preparse(item), "<warm-up>", "exec"), dict(glb))
     except BaseException:
@@ -61,5 +57,5 @@ def step(warmups, glb, budget_kib, libc):
         f.flush()
     memory.freeze()
     if not warmups:
-        warmups.append(COLLAPSE)
+        warmups.extend(memory.heap_chunks())
     return True
