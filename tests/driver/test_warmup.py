@@ -54,6 +54,9 @@ def test_heap_chunks_are_whole_huge_pages_of_writable_anonymous_memory():
 def test_cells_one_a_step_then_the_collapse_in_pieces():
     out = run("""
         from driver import cell, confine, warmup
+        # (a small interpreter's mappings hold a whole aligned huge page or
+        # not, as ASLR places them: this block makes sure there are pieces)
+        block = bytearray(40 << 20)
         glb = cell.python_globals()
         cells = ["a = 1\\n", "import json\\n", "b = [0] * 1000\\n"]
         todo = list(cells)
