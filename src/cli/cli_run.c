@@ -11,6 +11,7 @@
 #include "core/job.h"
 #include "core/result.h"
 #include "sandbox/sandbox.h"
+#include "runner/driver_code.h"
 #include "runner/runner.h"
 #include "tools/figures.h"
 #include "util/buf.h"
@@ -19,6 +20,8 @@
 
 /* The CLI takes files far larger than a model's tool call may send. */
 #define CLI_CODE_MAX_BYTES (8u << 20)
+/* at most this long after the output (it takes ~50 ms here) */
+#define DRIVER_CODE_SETTLE_MS 3000
 
 static void run_usage(FILE *out)
 {
@@ -213,5 +216,9 @@ int sb_cli_run(int argc, char **argv)
 	int status = sb_result_exit_status(&res);
 	sb_result_free(&res);
 	sb_runner_free(runner);
+	/* The output is out; the driver's code being made for the next run
+	 * (the first run on this machine) finishes before we exit. */
+	fflush(stdout);
+	sb_driver_code_settle(DRIVER_CODE_SETTLE_MS);
 	return status;
 }

@@ -6,6 +6,7 @@
 
 #include "packages/packages.h"
 #include "runner/capture.h"
+#include "runner/driver_code.h"
 #include "runner/fresh.h"
 #include "runner/locate.h"
 #include "runner/pool.h"
@@ -268,6 +269,8 @@ json_t *sb_runner_status(struct sb_runner *r)
 	json_object_set_new(o, "ok", json_boolean(json_is_true(json_object_get(b, "available"))));
 	json_object_set_new(o, "backend", b);
 	json_object_set_new(o, "isolation", json_string(r->pool ? "warm" : "fresh"));
+	if (sb_backend_has(r->backend, SB_CAP_HOST_FILES))
+		json_object_set_new(o, "driver_code", sb_driver_code_status(r->cfg.python));
 	/* The network policy as enforced: the list, and whether its proxy runs. */
 	pid_t proxy = sb_netproxy_pid();
 	json_object_set_new(o, "network", r->cfg.net.n ? json_pack("{s:s, s:b, s:I}", "allow", r->cfg.network,

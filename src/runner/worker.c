@@ -12,6 +12,7 @@
 #include "net/proxy.h"
 #include "runner/capture.h"
 #include "runner/command.h"
+#include "runner/driver_code.h"
 #include "runner/pipes.h"
 #include "util/clock.h"
 #include "util/fd.h"
@@ -124,6 +125,10 @@ int sb_worker_spawn_req(struct sb_worker *w, const struct sb_backend *be, const 
 	if (sb_netproxy_add(role_of(w), &w->net, err))
 		return -1;
 	r.net_dir = w->net.id ? w->net.dir : NULL;
+	/* Backends that run the host's Python: its precompiled driver code,
+	 * once made (the first sandboxes compile the driver themselves). */
+	if (sb_backend_has(be, SB_CAP_HOST_FILES))
+		r.driver_code = sb_driver_code_for(req->argv[0]);
 	if (sb_spawn_piped(be, &r, &w->sb, &w->pidfd, err)) {
 		sb_netproxy_del(&w->net);
 		return -1;
@@ -325,6 +330,9 @@ json_t *sb_worker_status(const struct sb_worker *w, uint64_t now)
 		json_object_set_new(o, "ready_after_ms", json_integer((json_int_t)(w->ready_ms - w->spawned_ms)));
 		json_object_set(o, "sage", json_object_get(w->ready, "sage"));
 		json_object_set(o, "python", json_object_get(w->ready, "python"));
+		/* "precompiled" or "compiled" (runner/driver_code.h) */
+		if (json_object_get(w->ready, "driver_code"))
+			json_object_set(o, "driver_code", json_object_get(w->ready, "driver_code"));
 	}
 	json_object_set_new(o, "sandbox_memory", json_string(w->sb_limits.memory));
 	return o;

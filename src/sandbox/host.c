@@ -264,6 +264,10 @@ static int host_spawn(void *self, const struct sb_sandbox_req *req, struct sb_sa
 	envp[n++] = home;
 	envp[n++] = dot;
 	envp[n++] = tmp;
+	/* The driver's precompiled code (runner/driver_code.h), by its path. */
+	char code_env[PATH_MAX + 32];
+	if (req->driver_code && snprintf(code_env, sizeof code_env, SB_DRIVER_CODE_ENV "=%s", req->driver_code) < (int)sizeof code_env)
+		envp[n++] = code_env;
 	envp[n] = NULL;
 
 	int in[2], out[2], er[2], ctl[2];

@@ -51,6 +51,12 @@ struct sb_sandbox_req {
 	 * proxy variables (sb_sandbox_proxy_env) in the command's
 	 * environment. NULL: no network, nothing of it. */
 	const char *net_dir;
+	/* The driver's precompiled code (runner/driver_code.h): a host file
+	 * the command's driver may read (native: bound read-only at
+	 * SB_DRIVER_CODE_MOUNT; host: its path), named to it by
+	 * SAGEBOX_DRIVER_CODE. Backends whose Python is not the host's ignore
+	 * it. NULL: none. */
+	const char *driver_code;
 };
 
 struct sb_exit {

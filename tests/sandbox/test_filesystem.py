@@ -39,11 +39,12 @@ def test_shadow_and_private_host_dirs_invisible():
     if os.environ.get("SAGEBOX_NETWORK", "none") != "none":
         assert exists.pop("/run") and run("import os; print(os.listdir('/run'))").out == "['sagebox-net']\n"
     # the user's packages directory (`sagebox packages`; `sagebox mcp` makes
-    # it), when it exists, is bound at /opt/sagebox/site-packages, and /opt
-    # holds nothing else
+    # it), when it exists, is bound at /opt/sagebox/site-packages, the
+    # driver's precompiled code (once made) at /opt/sagebox/driver-code, and
+    # /opt holds nothing else
     if exists.pop("/opt"):
-        out = run("import os; print(os.listdir('/opt'), os.listdir('/opt/sagebox'))").out
-        assert out == "['sagebox'] ['site-packages']\n", out
+        out = run("import os, json; print(json.dumps([os.listdir('/opt'), os.listdir('/opt/sagebox')]))").json()
+        assert out[0] == ["sagebox"] and out[1] and set(out[1]) <= {"site-packages", "driver-code"}, out
     assert not any(exists.values()), exists
 
 

@@ -39,14 +39,14 @@ static void write_new(const char *dir, const char *name, const char *content)
 		nat_child_fail("etc", errno, "write %s", path);
 }
 
-static void mkdirs_for(const char *path)
+void nat_mkdirs_for(const char *path)
 {
 	char tmp[PATH_MAX];
 	snprintf(tmp, sizeof tmp, "%s", path);
 	for (char *s = strchr(tmp + 1, '/'); s; s = strchr(s + 1, '/')) {
 		*s = '\0';
 		if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
-			nat_child_fail("etc", errno, "mkdir %s", tmp);
+			nat_child_fail("mounts", errno, "mkdir %s", tmp);
 		*s = '/';
 	}
 }
@@ -59,7 +59,7 @@ static void bind_entry(const char *etc, const char *name)
 	snprintf(dst, sizeof dst, "%s/%s", etc, name);
 	if (lstat(src, &st) != 0)
 		return; /* not on this host: fine */
-	mkdirs_for(dst);
+	nat_mkdirs_for(dst);
 	if (S_ISLNK(st.st_mode)) {
 		/* Keep symlinks as symlinks (localtime -> /usr/share/zoneinfo). */
 		ssize_t l = readlink(src, target, sizeof target - 1);

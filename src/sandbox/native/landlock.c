@@ -140,6 +140,8 @@ int nat_landlock_apply(int abi, const struct nat_plan *p)
 		{SB_SHARE_MOUNT, FS_READ_FILE | FS_READ_DIR},
 		/* the user's package presets: read, and execute (their scripts) */
 		{SB_PACKAGES_MOUNT, rx},
+		/* the driver's precompiled code (one file): read only */
+		{SB_DRIVER_CODE_MOUNT, FS_READ_FILE},
 	};
 	for (size_t i = 0; i < sizeof rules / sizeof rules[0] + p->n_installs; i++) {
 		/* after the table: a Sage outside /usr, read and execute as /usr */

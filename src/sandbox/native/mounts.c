@@ -103,6 +103,7 @@ void nat_build_root(const struct nat_plan *p)
 	nat_open_installs(p, install_fds);
 	int net_fd = nat_open_net(p);
 	int packages_fd = nat_open_packages(p);
+	int code_fd = nat_open_driver_code(p);
 	/* Private, recursively: no mount we make propagates to the host, and
 	 * no later host mount appears in the sandbox. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
@@ -114,6 +115,7 @@ void nat_build_root(const struct nat_plan *p)
 	system_dirs();
 	nat_mount_installs(p, install_fds, NEWROOT);
 	nat_mount_packages(packages_fd, NEWROOT);
+	nat_mount_driver_code(code_fd, NEWROOT);
 	path_in(dst, sizeof dst, "/etc");
 	nat_make_etc(dst);
 	fresh_proc();

@@ -192,6 +192,7 @@ struct nat_plan {
 	unsigned n_installs;
 	const char *net_dir;       /* network: the proxy socket's host dir, for SB_NET_MOUNT; NULL: none */
 	const char *packages;      /* host dir bound read-only at SB_PACKAGES_MOUNT; "": none */
+	const char *driver_code;   /* host file bound read-only at SB_DRIVER_CODE_MOUNT; NULL: none */
 	pid_t caller_pid;
 	bool drop_root;            /* started as root: become host_uid first */
 	uid_t host_uid;            /* unprivileged uid outside (after the drop) */
@@ -249,6 +250,12 @@ void nat_mount_installs(const struct nat_plan *p, const int fds[NAT_INSTALLS_MAX
 /* packages.c: the user's package presets at SB_PACKAGES_MOUNT (-1: none). */
 int nat_open_packages(const struct nat_plan *p);
 void nat_mount_packages(int fd, const char *newroot);
+/* driver_code.c: the driver's precompiled code at SB_DRIVER_CODE_MOUNT
+ * (-1: none; best effort, never fails the sandbox). */
+int nat_open_driver_code(const struct nat_plan *p);
+void nat_mount_driver_code(int fd, const char *newroot);
+/* etc.c: the directories leading to path (not path itself), mode 0755. */
+void nat_mkdirs_for(const char *path);
 void nat_make_dev(const char *dev, const struct sb_limits *l);
 void nat_make_etc(const char *etc);
 /* bind.c: a read-only bind (ro,nosuid,nodev on every submount), or a

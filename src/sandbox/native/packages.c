@@ -36,16 +36,9 @@ void nat_mount_packages(int fd, const char *newroot)
 		return;
 	if (snprintf(dst, sizeof dst, "%s%s", newroot, SB_PACKAGES_MOUNT) >= (int)sizeof dst)
 		nat_child_fail("mounts", ENAMETOOLONG, "%s", SB_PACKAGES_MOUNT);
-	for (char *s = dst + strlen(newroot) + 1;; s++) {
-		if (*s && *s != '/')
-			continue;
-		char c = *s;
-		*s = '\0';
-		if (mkdir(dst, 0755) != 0 && errno != EEXIST)
-			nat_child_fail("mounts", errno, "mkdir %s", dst);
-		if (!(*s = c))
-			break;
-	}
+	nat_mkdirs_for(dst);
+	if (mkdir(dst, 0755) != 0 && errno != EEXIST)
+		nat_child_fail("mounts", errno, "mkdir %s", dst);
 	snprintf(src, sizeof src, "/proc/self/fd/%d", fd);
 	/* Read-only, nosuid, nodev (nat_bind): the code imports the user's
 	 * packages and can never change them for the next sandbox. */

@@ -134,7 +134,7 @@ static int set_env(const struct nat_self *ns, struct nat_priv *np, unsigned req_
 	struct nat_plan *p = &np->plan;
 	const char *const *base = sb_sandbox_env();
 	size_t n = 0;
-	while (base[n] && n + 3 < sizeof np->env / sizeof np->env[0]) {
+	while (base[n] && n + 4 < sizeof np->env / sizeof np->env[0]) {
 		np->env[n] = ns->path_env[0] && !strncmp(base[n], "PATH=", 5) ? ns->path_env : base[n];
 		n++;
 	}
@@ -151,6 +151,8 @@ static int set_env(const struct nat_self *ns, struct nat_priv *np, unsigned req_
 		snprintf(np->slots_env, sizeof np->slots_env, NAT_JOB_SLOTS_ENV "%d,%u", NAT_CMD_FD_JOB_SLOTS, slots);
 		np->env[n++] = np->slots_env;
 	}
+	if (p->driver_code)
+		np->env[n++] = SB_DRIVER_CODE_ENV "=" SB_DRIVER_CODE_MOUNT;
 	/* network set: the proxy variables (sb_sandbox_proxy_env). */
 	for (const char *const *e = sb_sandbox_proxy_env(); net && *e; e++) {
 		if (n + 1 >= sizeof np->env / sizeof np->env[0])
@@ -230,6 +232,7 @@ static int native_spawn(void *self, const struct sb_sandbox_req *req, struct sb_
 		p->cg.note[n] = '\0';
 	}
 	p->net_dir = req->net_dir;
+	p->driver_code = req->driver_code;
 	if (set_env(ns, np, req->job_slots, req->net_dir != NULL, err) != 0)
 		goto fail;
 	p->rlimit_mem = !p->cg.mem_limited;

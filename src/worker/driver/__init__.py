@@ -41,3 +41,13 @@
 #
 # The build joins them into one string for `python3 -c` (bundle.py, then
 # embed.py, which fails the build when it would not fit on argv).
+
+
+# True when bundle.py's loader took the modules' code from the host's
+# precompiled file (SAGEBOX_DRIVER_CODE) instead of compiling them.
+CODE_CACHED = False
+
+
+def driver_code():
+    """How this driver's modules were loaded, for the ready frame."""
+    return "precompiled" if CODE_CACHED else "compiled"

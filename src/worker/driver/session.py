@@ -38,7 +38,7 @@ import signal
 import sys
 import time
 
-from . import background, cell, confine, figures, files, jobcg, magics, netrelay, pipenv, procs, written
+from . import background, cell, confine, driver_code, figures, files, jobcg, magics, netrelay, pipenv, procs, written
 from .channel import Channel, Malformed
 from .interp import PyInterp, ShellInterp
 
@@ -132,7 +132,7 @@ class Controller:
             return False
         self.send({"type": "ready", "pid": os.getpid(), "lang": self.lang, "python": sys.version.split()[0],
                    "sage": sage, "import_error": self.import_error is not None, "sandboxed": self.sandboxed,
-                   "beneath": self.ws.beneath})
+                   "beneath": self.ws.beneath, "driver_code": driver_code()})
         os.dup2(self.null, 2)
         return True
 

@@ -30,7 +30,7 @@ forked (confine, reseed, pre-touch, run, exit) is child.py."""
 import os
 import sys
 
-from . import cell, child, confine, figures, job, magics, pipenv
+from . import cell, child, confine, driver_code, figures, job, magics, pipenv
 from .channel import Channel, Malformed
 from .child import GO, us as _us
 from .janitor import Janitor
@@ -156,7 +156,7 @@ class Worker:
         self.ch.send({"type": "ready", "pid": os.getpid(), "kind": self.kind,
                       "python": sys.version.split()[0], "sage": sage_version,
                       "import_error": self.import_error is not None,
-                      "sandboxed": self.sandboxed})
+                      "sandboxed": self.sandboxed, "driver_code": driver_code()})
         # From here the worker itself prints nothing: warm-up chatter goes
         # to /dev/null, fatal errors to the saved stderr.
         os.dup2(self.null, 2)
