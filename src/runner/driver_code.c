@@ -219,13 +219,13 @@ static void *make_main(void *arg)
 	if (make_dirs(e->dir, e->shared ? 0755 : 0700) != 0) {
 		snprintf(why, sizeof why, "cannot make %.200s: %s", e->dir, strerror(errno));
 	} else {
-		if (e->shared) { /* whatever the umask: the sandbox user enters */
-			char parent[PATH_MAX];
-			snprintf(parent, sizeof parent, "%s", e->dir);
-			*strrchr(parent, '/') = '\0';
-			chmod(parent, 0755);
+		/* Whatever the umask, the sandbox user enters: the default's
+		 * /var/cache/sagebox too, never an XDG_CACHE_HOME's sagebox/,
+		 * which holds our other caches. */
+		if (e->shared)
 			chmod(e->dir, 0755);
-		}
+		if (e->shared && !strcmp(e->dir, "/var/cache/sagebox/driver-code"))
+			chmod("/var/cache/sagebox", 0755);
 		if (compile_into(e, why, sizeof why) == 0)
 			prune(e->dir, e->name);
 	}
