@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -123,4 +124,28 @@ void nat_bind(const char *src, const char *dst, bool device)
 	if (syscall(SYS_mount_setattr, AT_FDCWD, dst, 0, &attr, sizeof attr) != 0 &&
 	    mount(NULL, dst, NULL, MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NOEXEC, NULL) != 0)
 		nat_child_fail("mounts", errno, "remount %s nosuid,noexec", dst);
+}
+
+void nat_bind_fd_at(int fd, const char *newroot, const char *at)
+{
+	char dst[PATH_MAX], src[64];
+	struct stat st;
+	if (snprintf(dst, sizeof dst, "%s%s", newroot, at) >= (int)sizeof dst)
+		nat_child_fail("mounts", ENAMETOOLONG, "%s", at);
+	if (fstat(fd, &st) != 0)
+		nat_child_fail("mounts", errno, "stat what goes at %s", at);
+	nat_mkdirs_for(dst);
+	/* the mount point: a directory, or an empty file for a file */
+	if (S_ISDIR(st.st_mode)) {
+		if (mkdir(dst, 0755) != 0 && errno != EEXIST)
+			nat_child_fail("mounts", errno, "mkdir %s", dst);
+	} else {
+		int mp = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+		if (mp < 0)
+			nat_child_fail("mounts", errno, "create %s", dst);
+		close(mp);
+	}
+	snprintf(src, sizeof src, "/proc/self/fd/%d", fd);
+	nat_bind(src, dst, false);
+	close(fd);
 }

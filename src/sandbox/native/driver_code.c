@@ -32,18 +32,7 @@ int nat_open_driver_code(const struct nat_plan *p)
 
 void nat_mount_driver_code(int fd, const char *newroot)
 {
-	char dst[PATH_MAX], src[64];
-	if (fd < 0)
-		return;
-	if (snprintf(dst, sizeof dst, "%s%s", newroot, SB_DRIVER_CODE_MOUNT) >= (int)sizeof dst)
-		nat_child_fail("mounts", ENAMETOOLONG, "%s", SB_DRIVER_CODE_MOUNT);
-	nat_mkdirs_for(dst);
-	int mp = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
-	if (mp < 0)
-		nat_child_fail("mounts", errno, "create %s", dst);
-	close(mp);
-	snprintf(src, sizeof src, "/proc/self/fd/%d", fd);
 	/* Read-only (nat_bind): no job changes the next sandbox's driver. */
-	nat_bind(src, dst, false);
-	close(fd);
+	if (fd >= 0)
+		nat_bind_fd_at(fd, newroot, SB_DRIVER_CODE_MOUNT);
 }

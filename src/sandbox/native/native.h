@@ -261,6 +261,10 @@ void nat_make_etc(const char *etc);
 /* bind.c: a read-only bind (ro,nosuid,nodev on every submount), or a
  * device node's (keeps dev; nosuid, noexec). */
 void nat_bind(const char *src, const char *dst, bool writable_dev);
+/* fd (an O_PATH directory or file opened before the root tmpfs covered
+ * the host's tree) bound read-only at newroot/at, its parents and mount
+ * point made; fd is closed. */
+void nat_bind_fd_at(int fd, const char *newroot, const char *at);
 void nat_remount_ro_recursive(const char *path);
 
 /* net.c */

@@ -31,17 +31,8 @@ int nat_open_packages(const struct nat_plan *p)
 
 void nat_mount_packages(int fd, const char *newroot)
 {
-	char dst[PATH_MAX], src[64];
-	if (fd < 0)
-		return;
-	if (snprintf(dst, sizeof dst, "%s%s", newroot, SB_PACKAGES_MOUNT) >= (int)sizeof dst)
-		nat_child_fail("mounts", ENAMETOOLONG, "%s", SB_PACKAGES_MOUNT);
-	nat_mkdirs_for(dst);
-	if (mkdir(dst, 0755) != 0 && errno != EEXIST)
-		nat_child_fail("mounts", errno, "mkdir %s", dst);
-	snprintf(src, sizeof src, "/proc/self/fd/%d", fd);
 	/* Read-only, nosuid, nodev (nat_bind): the code imports the user's
 	 * packages and can never change them for the next sandbox. */
-	nat_bind(src, dst, false);
-	close(fd);
+	if (fd >= 0)
+		nat_bind_fd_at(fd, newroot, SB_PACKAGES_MOUNT);
 }
