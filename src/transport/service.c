@@ -182,10 +182,13 @@ static int bind_socket(const char *path, struct stat *bound)
 	struct stat st;
 	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode))
 		unlink(path);
-	mode_t old = umask(0177); /* 0600 from the start: no window for others */
-	int rc = bind(fd, (struct sockaddr *)&a, sizeof a);
-	umask(old);
-	if (rc < 0 || listen(fd, 16) < 0 || lstat(path, bound) < 0) {
+	/* Never umask() here: it is the whole process's, and the warm pool's
+	 * threads are already cloning sandboxes, which would inherit it (a
+	 * 0177 made their root's directories unenterable). No window for
+	 * others either way: the front made the directory 0700 and ours
+	 * (sb_private_dir); chmod narrows the socket itself as well. */
+	if (bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || chmod(path, 0600) < 0 || listen(fd, 16) < 0 ||
+	    lstat(path, bound) < 0) {
 		fprintf(stderr, "sagebox service: cannot listen on %s: %s\n", path, strerror(errno));
 		close(fd);
 		return -1;

@@ -154,6 +154,33 @@ print(json.dumps({"cwd": os.getcwd(), "mib": n, "err": err, "home": os.path.isdi
     assert res["mib"] <= 260, res
 
 
+def test_the_root_does_not_take_the_callers_umask():
+    """init builds the root under umask 022 whatever sagebox's own is: a
+    user's 077, or the 0177 a thread of the service once set while the warm
+    pool was cloning a sandbox (CI of stop 38: /opt/sagebox made 0600, the
+    Landlock rule for the driver's code could not open its path, every call
+    failed). The code runs under 022 too, so its own directories (the
+    driver's /tmp/dot-sage) can be entered."""
+    code = r"""
+import json, os, stat
+dirs = ["/", "/dev", "/dev/pts", "/etc", "/opt", "/opt/sagebox", "/tmp", "/tmp/home", "/tmp/dot-sage", os.getcwd()]
+modes = {d: oct(stat.S_IMODE(os.stat(d).st_mode)) for d in dirs if os.path.isdir(d)}
+print(json.dumps({"umask": oct(os.umask(0o22)), "modes": modes}))
+"""
+    old = os.umask(0o177)
+    try:
+        # a distinct environment: in the session variant, a server of its own,
+        # started under this umask
+        r = run(code, env={"SAGEBOX_TEST_UMASK": "0177"})
+    finally:
+        os.umask(old)
+    assert r.rc == 0, r
+    res = r.json()
+    assert res["umask"] == "0o22", res
+    assert "/opt/sagebox" in res["modes"] and "/etc" in res["modes"], res
+    assert all(int(m, 8) & 0o755 == 0o755 for m in res["modes"].values()), res
+
+
 def test_dev_has_only_allowed_nodes():
     code = r"""
 import os, json, stat

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -76,6 +77,12 @@ noreturn void nat_init_main(struct nat_plan *p, int alive_fd)
 		nat_child_fail("init", 0, "init is not pid 1 of a new pid namespace");
 	hide_cmdline();
 
+	/* 022, never the caller's umask: a user's 077, or a mask a thread of
+	 * the caller had set when we were cloned, would make the root's
+	 * directories 0700 or worse. The command keeps it, as in a container:
+	 * its files stay inside (files_get copies them out under ours), and
+	 * the driver's own directories must be enterable. */
+	umask(022);
 	nat_build_root(p);
 	/* Loopback only: the new network namespace has no other interface,
 	 * so nothing outside (internet, host services, cloud metadata) is
