@@ -40,6 +40,26 @@ def test_shell_fork_bomb_contained():
     assert subprocess.run(["/bin/true"]).returncode == 0
 
 
+def test_shell_has_the_signals_of_a_fresh_process():
+    """The shell is exec'd by the driver's Python, which ignores SIGPIPE and
+    SIGXFSZ for itself; an ignored signal survives execve. With them
+    ignored, the writer of `... | head -1` never died: this loop flooded
+    "echo: write error: Broken pipe" until the output limit stopped it.
+    (A session runs its shell interpreter: the same, through a session.)"""
+    code = ("while true; do echo y; done | head -1\n"
+            "echo ign=$(awk '/^SigIgn/ {print $2}' /proc/self/status)\n"
+            "(ulimit -f 1; head -c 8192 /dev/zero > /tmp/big); echo fsz=$?\n")
+    t0 = time.time()
+    r = run(code, lang="shell", args=("--timeout", "10"))
+    assert r.rc == 0 and time.time() - t0 < 8, r
+    lines = r.out.splitlines()
+    assert lines[0] == "y" and "Broken pipe" not in r.err, r
+    ign = int(lines[1].split("=")[1], 16)
+    assert not ign & (1 << (signal.SIGPIPE - 1)) and not ign & (1 << (signal.SIGXFSZ - 1)), r
+    # killed by SIGXFSZ past the file-size limit, as in any shell
+    assert lines[2] == f"fsz={128 + signal.SIGXFSZ}", r
+
+
 def test_memory_bomb_killed_host_fine():
     code = r"""
 chunks = []

@@ -319,6 +319,20 @@ def set_job_argv():
     magics.workspace = os.getcwd()
 
 
+def exec_shell(argv, env=None):
+    """Exec a shell with the signals as a fresh process has them. Python
+    ignores SIGPIPE and SIGXFSZ for itself, and an ignored signal survives
+    execve: `while true; do echo y; done | head -1` then never ended (the
+    writer looped on "write error: Broken pipe" up to the output limit),
+    and a write past the file-size limit failed instead of killing."""
+    import signal
+    for s in (signal.SIGPIPE, signal.SIGXFSZ):
+        signal.signal(s, signal.SIG_DFL)
+    if env is None:
+        os.execv(argv[0], argv)
+    os.execve(argv[0], argv, env)
+
+
 def run_code(lang, code, shell, make_sage_globals):
     """Run one job's code in this process: a shell script is exec'd from
     the work dir ($0 is the script's path, as `sh file.sh` gives); Sage is
@@ -328,7 +342,7 @@ def run_code(lang, code, shell, make_sage_globals):
         path = os.path.join(os.getcwd(), SHELL_SCRIPT)
         with open(path, "w", encoding="utf-8") as f:
             f.write(code)
-        os.execv(shell, [shell, path])
+        exec_shell([shell, path])
     set_job_argv()
     glb = make_sage_globals() if lang == "sage" else python_globals()
     return run_source(lang, code, glb)

@@ -330,7 +330,7 @@ class ShellInterp(Interp):
         os.set_inheritable(SHELL_STATUS_FD, True)
         for fd in (ctl_r, st_w, out_w, err_w):
             os.close(fd)
-        os.execve(self.shell, [self.shell, "--noprofile", "--norc"], self.env)
+        cell.exec_shell([self.shell, "--noprofile", "--norc"], self.env)
 
 
 def quote(path):
