@@ -68,6 +68,9 @@ static const char *blob_id(void)
  * user is another (nobody): it must be able to reach the file (*shared:
  * the directories we make are 0755), and root's home is closed to it.
  * -1 when there is none. */
+#define ROOT_CACHE "/var/cache/sagebox"
+#define ROOT_CACHE_DIR ROOT_CACHE "/driver-code"
+
 static int cache_dir(char *out, size_t n, bool *shared)
 {
 	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
@@ -76,7 +79,7 @@ static int cache_dir(char *out, size_t n, bool *shared)
 	if (xdg && xdg[0] == '/')
 		r = snprintf(out, n, "%s/sagebox/driver-code", xdg);
 	else if (geteuid() == 0)
-		r = snprintf(out, n, "/var/cache/sagebox/driver-code");
+		r = snprintf(out, n, ROOT_CACHE_DIR);
 	else if (home && home[0] == '/')
 		r = snprintf(out, n, "%s/.cache/sagebox/driver-code", home);
 	else
@@ -224,8 +227,8 @@ static void *make_main(void *arg)
 		 * which holds our other caches. */
 		if (e->shared)
 			chmod(e->dir, 0755);
-		if (e->shared && !strcmp(e->dir, "/var/cache/sagebox/driver-code"))
-			chmod("/var/cache/sagebox", 0755);
+		if (e->shared && !strcmp(e->dir, ROOT_CACHE_DIR))
+			chmod(ROOT_CACHE, 0755);
 		if (compile_into(e, why, sizeof why) == 0)
 			prune(e->dir, e->name);
 	}

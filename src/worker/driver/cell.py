@@ -328,9 +328,7 @@ def exec_shell(argv, env=None):
     import signal
     for s in (signal.SIGPIPE, signal.SIGXFSZ):
         signal.signal(s, signal.SIG_DFL)
-    if env is None:
-        os.execv(argv[0], argv)
-    os.execve(argv[0], argv, env)
+    os.execve(argv[0], argv, os.environ if env is None else env)
 
 
 def run_code(lang, code, shell, make_sage_globals):
