@@ -152,6 +152,17 @@ def test_the_job_and_all_it_starts_are_in_the_job_cgroup(cpu_mcp):
 
 
 @pytest.mark.parametrize("lang", ["python", "sage"])
+def test_calls_back_to_back_each_run_in_the_job_cgroup(cpu_mcp, lang):
+    # Back to back, each job runs in a spare forked during the job before
+    # it, which moves itself into the job cgroup while that job still runs
+    # (child.run): each one is there when its code starts.
+    cpus = _per_job(cpu_mcp)
+    for _ in range(5):
+        lines = _last_json(cpu_mcp.run(_as(lang, WHERE), lang))
+        assert all(line.endswith("/job") == (cpus["per"] == "job") for line in lines), (lang, lines, cpus)
+
+
+@pytest.mark.parametrize("lang", ["python", "sage"])
 def test_no_way_out_of_the_job_cgroup(cpu_mcp, lang):
     cpus = _per_job(cpu_mcp)
     res = _last_json(cpu_mcp.run(_as(lang, ESCAPE), lang, timeout_s=60))
