@@ -65,7 +65,7 @@ def run(w, work, keep, close, pretouch_after=0.0, trace_w=-1):
         # Into the jobs' cgroup now, while the previous job may still run:
         # the move waits for an RCU grace period (join_job_cgroup), which
         # a spare forked during a job back to back paid after its go, on
-        # the next call's path (~3 ms of a 13 ms call). Waiting, it uses
+        # the next call's path (docs/WARM.md, stop 40). Waiting, it uses
         # no CPU there; its pre-touch, after the go, runs when no job
         # does, and counts in the jobs' cgroup as the job's own work.
         cgroup_error = join_job_cgroup(w)
@@ -171,7 +171,7 @@ def join_job_cgroup(w):
     """In the spare, before its go: into the jobs' cgroup. None, or why
     it could not (then the job must not run: never with the worker's
     larger share). A move can wait for an RCU grace period (the cgroup's
-    threadgroup lock), ~3-6 ms here: paid while the spare waits for its
+    threadgroup lock), ~3-10 ms here: paid while the spare waits for its
     go, not when its job has come."""
     if w.job_cgroup < 0:
         return None
