@@ -63,14 +63,14 @@ static const char *blob_id(void)
 	return id;
 }
 
-/* $XDG_CACHE_HOME/sagebox/driver-code, ~/.cache/..., or as root
- * /var/cache/sagebox/driver-code. Started as root, the native sandbox's
- * user is another (nobody): it must be able to reach the file (*shared:
- * the directories we make are 0755), and root's home is closed to it.
- * -1 when there is none. */
 #define ROOT_CACHE "/var/cache/sagebox"
 #define ROOT_CACHE_DIR ROOT_CACHE "/driver-code"
 
+/* $XDG_CACHE_HOME/sagebox/driver-code, ~/.cache/..., or as root
+ * ROOT_CACHE_DIR. Started as root, the native sandbox's
+ * user is another (nobody): it must be able to reach the file (*shared:
+ * the directories we make are 0755), and root's home is closed to it.
+ * -1 when there is none. */
 static int cache_dir(char *out, size_t n, bool *shared)
 {
 	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");

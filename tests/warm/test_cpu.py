@@ -108,6 +108,12 @@ def _per_job(m):
     return cpus
 
 
+def _where_expected(line, cpus):
+    """A cgroup line of a job's process: in the job cgroup exactly when
+    the limit is per job."""
+    return line.endswith("/job") == (cpus["per"] == "job")
+
+
 def _as(lang, code):
     """Sage preparses (1.5 becomes a RealNumber, 434 an Integer ctypes
     cannot pass): the same Python, run by Sage's interpreter."""
@@ -143,23 +149,24 @@ def test_the_job_and_all_it_starts_are_in_the_job_cgroup(cpu_mcp):
     for lang in ("python", "sage"):
         lines = _last_json(cpu_mcp.run(_as(lang, WHERE), lang))
         for line in lines:
-            assert line.endswith("/job") == (cpus["per"] == "job"), (lang, lines, cpus)
+            assert _where_expected(line, cpus), (lang, lines, cpus)
     line = 'grep -E ":cpu[,:]" /proc/self/cgroup || grep "^0::" /proc/self/cgroup'
     r = cpu_mcp.run(f"{line}\nsh -c '{line}'\n", "shell")
     assert ok(r), r
     lines = r["stdout"].split()
-    assert len(lines) == 2 and all(l.endswith("/job") == (cpus["per"] == "job") for l in lines), (r, cpus)
+    assert len(lines) == 2 and all(_where_expected(l, cpus) for l in lines), (r, cpus)
 
 
 @pytest.mark.parametrize("lang", ["python", "sage"])
 def test_calls_back_to_back_each_run_in_the_job_cgroup(cpu_mcp, lang):
-    # Back to back, each job runs in a spare forked during the job before
-    # it, which moves itself into the job cgroup while that job still runs
+    # Back to back (once the worker's warm-ups are over: always for
+    # Python), each job runs in a spare forked during the job before it,
+    # which moves itself into the job cgroup while that job still runs
     # (child.run): each one is there when its code starts.
     cpus = _per_job(cpu_mcp)
     for _ in range(5):
         lines = _last_json(cpu_mcp.run(_as(lang, WHERE), lang))
-        assert all(line.endswith("/job") == (cpus["per"] == "job") for line in lines), (lang, lines, cpus)
+        assert all(_where_expected(line, cpus) for line in lines), (lang, lines, cpus)
 
 
 @pytest.mark.parametrize("lang", ["python", "sage"])
@@ -170,7 +177,7 @@ def test_no_way_out_of_the_job_cgroup(cpu_mcp, lang):
     # it saw the others (init, the worker, the janitor, a spare), and is
     # still where it was put
     assert res["pids_seen"] >= 2, res
-    assert res["after"] and all(l.endswith("/job") == (cpus["per"] == "job") for l in res["after"]), res
+    assert res["after"] and all(_where_expected(l, cpus) for l in res["after"]), res
     # and the next job is held as before
     p = _last_json(cpu_mcp.run(BUSY, timeout_s=30))
     assert held_to(p, CPUS), p
