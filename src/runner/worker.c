@@ -333,6 +333,9 @@ json_t *sb_worker_status(const struct sb_worker *w, uint64_t now)
 		/* "precompiled" or "compiled" (runner/driver_code.h) */
 		if (json_object_get(w->ready, "driver_code"))
 			json_object_set(o, "driver_code", json_object_get(w->ready, "driver_code"));
+		/* "huge pages", or "CPython's own: <why>" (driver/memory.py huge_arenas) */
+		if (json_object_get(w->ready, "object_arenas"))
+			json_object_set(o, "object_arenas", json_object_get(w->ready, "object_arenas"));
 	}
 	json_object_set_new(o, "sandbox_memory", json_string(w->sb_limits.memory));
 	return o;

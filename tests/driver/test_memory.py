@@ -1,11 +1,15 @@
 """memory.status_kib: a field of /proc/PID/status in kB, read as bytes (a
 job's child reads its VmData on the call's path), and 0 when the field or
-the process is not there."""
+the process is not there; and CPython's object arenas carved from huge
+pages (memory.huge_arenas, src/worker/huge_arenas.c) or left CPython's own."""
 import os
 import signal
 import subprocess
 import sys
 
+import pytest
+
+from conftest import BUNDLE, WORKER
 from driver import memory
 
 
@@ -44,3 +48,64 @@ def test_missing_field_or_process_is_zero():
     dead.wait()
     assert memory.status_kib("VmRSS", dead.pid) == 0
     assert not os.path.exists("/proc/%d/status" % dead.pid)
+
+
+# -- CPython's object arenas in huge pages (src/worker/huge_arenas.c)
+
+SO = os.path.join(os.path.dirname(BUNDLE), "huge_arenas.so")
+
+# Run in a child: the allocator, once set, is the process's for good.
+ARENAS = r'''
+import gc, os, sys
+sys.path.insert(0, %(worker)r)
+from driver import memory
+
+def vma_of(addr):
+    """(start, end, VmFlags) of the mapping that holds addr."""
+    cur = None
+    for line in open("/proc/self/smaps"):
+        p = line.split()
+        if not p[0].endswith(":"):
+            lo, hi = (int(x, 16) for x in p[0].split("-"))
+            cur = (lo, hi) if lo <= addr < hi else None
+        elif cur and p[0] == "VmFlags:":
+            return cur + (p[1:],)
+
+print(memory.huge_arenas())  # the source tree has no library to load
+print(memory.set_arena_allocator(open(%(so)r, "rb").read(), "sagebox_huge_arenas"))
+gc.disable()
+data0 = memory.status_kib("VmData")
+objs = [[i] for i in range(400000)]   # small objects: ~40 MiB of arenas
+lo, hi, flags = vma_of(id(objs[-1]))
+print(lo %% (2 << 20), (hi - lo) >= (8 << 20), "hg" in flags)
+data1 = memory.status_kib("VmData")
+del objs
+gc.collect()
+print((data1 - data0) >> 10 >= 30, (memory.status_kib("VmData") - data0) >> 10 <= 4)
+'''
+
+
+def test_arenas_come_from_adjacent_huge_page_chunks_and_go_back_when_empty():
+    if not os.path.exists(SO):
+        pytest.skip(f"no built {SO} (build first)")
+    p = subprocess.run([sys.executable, "-c", ARENAS % {"worker": WORKER, "so": SO}],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[0].startswith("not in this driver"), lines
+    assert lines[1] == "None", lines                    # installed
+    # the last object's arena: in a chunk aligned to 2 MiB, merged with
+    # its neighbours into one mapping of many chunks, advised huge
+    assert lines[2] == "0 True True", lines
+    # ~40 MiB came as arenas, and went back to the kernel once empty
+    assert lines[3] == "True True", lines
+
+
+def test_a_library_that_does_not_load_leaves_cpythons_own():
+    code = ("import sys; sys.path.insert(0, %r)\nfrom driver import memory\n"
+            "print(memory.set_arena_allocator(b'not a shared object', 'sagebox_huge_arenas'))\n"
+            "print(len([[i] for i in range(100000)]))\n" % WORKER)
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    why, n = p.stdout.splitlines()
+    assert why.startswith("cannot load it: ") and n == "100000", p.stdout

@@ -30,7 +30,7 @@ forked (confine, reseed, pre-touch, run, exit) is child.py."""
 import os
 import sys
 
-from . import cell, child, confine, driver_code, figures, job, magics, pipenv
+from . import cell, child, confine, driver_code, figures, job, magics, memory, pipenv
 from .channel import Channel, Malformed
 from .child import GO, us as _us
 from .janitor import Janitor
@@ -75,6 +75,8 @@ class Worker:
         signal.set_wakeup_fd(self.wake_w, warn_on_full_buffer=False)
         self.glb = None
         self.import_error = None
+        # memory.huge_arenas(): None (installed) or why not
+        self.huge_arenas = "not a warm Sage worker"
         self.dirty = None
         self.janitor = None
         self.spares = []  # pre-forked children, oldest first
@@ -133,6 +135,7 @@ class Worker:
         # child of a Sage worker would copy the pages it touches, and the
         # job would have less of the sandbox's memory).
         if self.kind == "sage" and not self.one_job:
+            self.huge_arenas = memory.huge_arenas()
             try:
                 self.glb = cell.sage_globals()
                 cell.sage_preparse("x = 1\n")
@@ -156,7 +159,9 @@ class Worker:
         self.ch.send({"type": "ready", "pid": os.getpid(), "kind": self.kind,
                       "python": sys.version.split()[0], "sage": sage_version,
                       "import_error": self.import_error is not None,
-                      "sandboxed": self.sandboxed, "driver_code": driver_code()})
+                      "sandboxed": self.sandboxed, "driver_code": driver_code(),
+                      "object_arenas": "huge pages" if self.huge_arenas is None
+                      else "CPython's own: " + self.huge_arenas})
         # From here the worker itself prints nothing: warm-up chatter goes
         # to /dev/null, fatal errors to the saved stderr.
         os.dup2(self.null, 2)
