@@ -82,6 +82,13 @@ data1 = memory.status_kib("VmData")
 del objs
 gc.collect()
 print((data1 - data0) >> 10 >= 30, (memory.status_kib("VmData") - data0) >> 10 <= 4)
+import fcntl
+lib = [l.split()[0] for l in open("/proc/self/maps") if "/memfd:sagebox-huge-arenas" in l][0]
+try:
+    fd = os.open("/proc/self/map_files/" + lib, os.O_RDONLY)  # needs CAP_SYS_ADMIN
+    print(fcntl.fcntl(fd, fcntl.F_GET_SEALS) == (fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE))
+except PermissionError:
+    print("not root")
 '''
 
 
@@ -99,6 +106,8 @@ def test_arenas_come_from_adjacent_huge_page_chunks_and_go_back_when_empty():
     assert lines[2] == "0 True True", lines
     # ~40 MiB came as arenas, and went back to the kernel once empty
     assert lines[3] == "True True", lines
+    # the library's file is sealed: its code cannot change under the worker
+    assert lines[4] == ("True" if os.geteuid() == 0 else "not root"), lines
 
 
 def test_a_library_that_does_not_load_leaves_cpythons_own():

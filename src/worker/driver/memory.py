@@ -75,14 +75,19 @@ def set_arena_allocator(library, symbol):
     PyObjectArenaAllocator `symbol` this process's (the sandbox mounts no
     file of ours: the bytes come with the driver). None, or why not."""
     import ctypes
+    import fcntl
     try:
-        fd = os.memfd_create("sagebox-huge-arenas", os.MFD_CLOEXEC)
+        fd = os.memfd_create("sagebox-huge-arenas", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
     except (OSError, AttributeError) as e:
         return "no memfd: %s" % e
     try:
         view = memoryview(library)
         while view:
             view = view[os.write(fd, view):]
+        # Sealed before it is mapped: nothing (a job that found a way to
+        # the file) can change the code every later job's fork runs.
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS,
+                    fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE)
         lib = ctypes.CDLL("/proc/self/fd/%d" % fd)
         allocator = ctypes.c_void_p.in_dll(lib, symbol)
         ctypes.pythonapi.PyObject_SetArenaAllocator(ctypes.byref(allocator))
