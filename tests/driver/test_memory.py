@@ -11,6 +11,7 @@ import pytest
 
 from conftest import BUNDLE, WORKER
 from driver import memory
+from vmaprobe import VMA_OF
 
 
 def text_field(field, pid="self"):
@@ -55,21 +56,10 @@ def test_missing_field_or_process_is_zero():
 SO = os.path.join(os.path.dirname(BUNDLE), "huge_arenas.so")
 
 # Run in a child: the allocator, once set, is the process's for good.
-ARENAS = r'''
+ARENAS = VMA_OF + r'''
 import gc, os, sys
 sys.path.insert(0, %(worker)r)
 from driver import memory
-
-def vma_of(addr):
-    """(start, end, VmFlags) of the mapping that holds addr."""
-    cur = None
-    for line in open("/proc/self/smaps"):
-        p = line.split()
-        if not p[0].endswith(":"):
-            lo, hi = (int(x, 16) for x in p[0].split("-"))
-            cur = (lo, hi) if lo <= addr < hi else None
-        elif cur and p[0] == "VmFlags:":
-            return cur + (p[1:],)
 
 print(memory.huge_arenas())  # the source tree has no library to load
 print(memory.set_arena_allocator(open(%(so)r, "rb").read(), "sagebox_huge_arenas"))

@@ -4,18 +4,9 @@ src/worker/huge_arenas.c): what Sage's import allocates sits in a few
 exit tears down at one page-table entry per 2 MiB; status says so per
 worker. Checked from inside a job, which has the worker's mappings."""
 from conftest import FACTOR, FACTORED, ok, wait_idle
+from vmaprobe import VMA_OF
 
-PROBE = r'''
-def vma_of(addr):
-    cur = None
-    for line in open("/proc/self/smaps"):
-        p = line.split()
-        if not p[0].endswith(":"):
-            lo, hi = (int(x, 16) for x in p[0].split("-"))
-            cur = (lo, hi) if lo <= addr < hi else None
-        elif cur and p[0] == "VmFlags:":
-            return cur + (p[1:],)
-
+PROBE = VMA_OF + r'''
 mine = [[i] for i in range(100000)]   # arenas the job's child carves itself
 for what, obj in (("import", QQ.one()), ("import", x), ("job", mine[-1])):
     lo, hi, flags = vma_of(id(obj))
