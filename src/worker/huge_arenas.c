@@ -4,11 +4,13 @@
  * Why: a warm call forks the worker and the job's child exits; both cost
  * per mapping and per page-table entry (docs/WARM.md, "Where the CPU of a
  * call back to back goes"). CPython mmaps each 1 MiB arena on its own
- * (obmalloc), so Sage's import leaves ~250 of them scattered between its
- * libraries: 250 mappings, and ~13,000 4 KiB page-table entries that fork
- * copies and exit tears down, since a mapping smaller than 2 MiB can never
- * be a transparent huge page. Carved from adjacent 2 MiB chunks they merge
- * into a few mappings, backed by huge pages (one entry per 2 MiB).
+ * (obmalloc), wherever the kernel puts it among the libraries Sage's import
+ * loads; a mapping smaller than 2 MiB, or one not aligned to 2 MiB, is never
+ * a transparent huge page, so the import's arenas were ~10,000 4 KiB
+ * page-table entries that every fork copies and every exit tears down (the
+ * warm worker's: 26,500 in all before, 16,000 with this). Carved from
+ * adjacent 2 MiB chunks they merge into a few mappings in huge pages (one
+ * entry per 2 MiB).
  *
  * Loaded by the driver inside the sandbox (memory.huge_arenas: from a memfd,
  * with ctypes) and installed with PyObject_SetArenaAllocator before Sage is

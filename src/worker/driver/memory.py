@@ -59,8 +59,8 @@ def huge_arenas():
     """From now on CPython's object arenas are carved from adjacent 2 MiB
     chunks in transparent huge pages (src/worker/huge_arenas.c), not mmapped
     1 MiB at a time: what Sage's import allocates then costs each job's fork
-    and exit a few mappings and one page-table entry per 2 MiB instead of
-    ~250 mappings and 512 entries per 2 MiB (docs/WARM.md). Called before
+    and exit one page-table entry per 2 MiB instead of 512 (the worker's
+    entries copied at a fork: 26,500 -> 16,000, docs/WARM.md). Called before
     the import. None when installed, else why not; then the arenas stay
     CPython's own (it changes speed only)."""
     try:
