@@ -65,7 +65,11 @@ print(memory.huge_arenas())  # the source tree has no library to load
 print(memory.set_arena_allocator(open(%(so)r, "rb").read(), "sagebox_huge_arenas"))
 gc.disable()
 data0 = memory.status_kib("VmData")
-objs = [[i] for i in range(400000)]   # small objects: ~40 MiB of arenas
+# small objects: ~40 MiB of arenas (the list made whole first: its own
+# growth would mmap between two chunks and start a new run of them)
+objs = [None] * 400000
+for i in range(len(objs)):
+    objs[i] = [i]
 lo, hi, flags = vma_of(id(objs[-1]))
 print(lo %% (2 << 20), (hi - lo) >= (8 << 20), "hg" in flags)
 data1 = memory.status_kib("VmData")
