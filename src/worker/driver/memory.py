@@ -2,6 +2,8 @@
 with its jobs' children (gc.freeze) and cheap to fork (huge pages)."""
 import os
 
+from .channel import write_all
+
 # madvise(2) advice values (asm-generic/mman-common.h).
 MADV_HUGEPAGE = 14
 MADV_COLLAPSE = 25          # Linux 6.1
@@ -81,9 +83,7 @@ def set_arena_allocator(library, symbol):
     except (OSError, AttributeError) as e:
         return "no memfd: %s" % e
     try:
-        view = memoryview(library)
-        while view:
-            view = view[os.write(fd, view):]
+        write_all(fd, library)
         # Sealed before it is mapped: nothing (a job that found a way to
         # the file) can change the code every later job's fork runs.
         fcntl.fcntl(fd, fcntl.F_ADD_SEALS,
