@@ -30,7 +30,7 @@ forked (confine, reseed, pre-touch, run, exit) is child.py."""
 import os
 import sys
 
-from . import cell, child, confine, driver_code, figures, forker, job, magics, memory, pipenv
+from . import cell, child, confine, driver_code, figures, job, magics, memory, pipenv
 from .channel import Channel, Malformed
 from .child import GO, us as _us
 from .janitor import Janitor
@@ -80,10 +80,6 @@ class Worker:
         self.dirty = None
         self.janitor = None
         self.spares = []  # pre-forked children, oldest first
-        # forker.py: forks the spares once the warm-ups are over; its
-        # loop (loaded at the start), or why there is none
-        self.forker_start, self.forker_note = None, "not a warm worker in a sandbox"
-        self.forker_started = False
         self.job_work = None
         self.warmups = list(SAGE_WARMUPS) if kind == "sage" and not one_job else []
         # Debug timing (the host's SAGEBOX_WARM_TRACE): once a job asked
@@ -133,8 +129,6 @@ class Worker:
                                    [fd for fd in self.private if fd != self.diag])
             for fd in self.janitor.fds:
                 self._own(fd)
-            if self.sandboxed:
-                self.forker_start, self.forker_note = forker.load()
         sage_version = None
         # One job: Sage is imported by the job's child, not here, so that
         # the sandbox holds one Sage, as a fresh sandbox always did (a
@@ -194,11 +188,6 @@ class Worker:
                     self._warm_one()
                     continue
             elif not self.spares:
-                if not self.forker_started and self.forker_start is not None:
-                    # after the warm-ups and the heap's collapse: the
-                    # forker's copy of the heap stays in huge pages
-                    self.forker_started = True
-                    self.procs.forker = forker.start(self, self.forker_start)
                 # One spare, forked after the job before it is gone (so no
                 # job ever runs beside a waiting spare) and off the next
                 # job's critical path. (A second spare measured no faster
@@ -276,9 +265,7 @@ class Worker:
                 work = tempfile.mkdtemp(prefix="job-", dir=self.base)
             for f in (sys.stdout, sys.stderr):
                 f.flush()
-            pid = self._fork_by_forker(fds, pretouch_after) if not importing else None
-            if pid is None:
-                pid = os.fork()
+            pid = os.fork()
         except OSError:
             # (out of pids, memory or fds: the caller decides whether that
             # is fatal)
@@ -301,20 +288,6 @@ class Worker:
                 "err_r": fds["err"][0], "fig_r": fds["fig"][0], "work": work, "go": False,
                 "trace_r": fds["trace"][0] if self.trace else -1,
                 "import_r": fds["import"][0] if importing else -1}
-
-    def _fork_by_forker(self, fds, pretouch_after):
-        """The spare's pid, forked by the forker with the spare's ends of
-        fds; None when there is no forker (any more): the caller forks."""
-        fk = self.procs.forker
-        if fk is None:
-            return None
-        ends = [fds["job"][0], fds["out"][1], fds["err"][1], fds["fig"][1]]
-        if self.trace:
-            ends.append(fds["trace"][1])
-        pid = fk.fork(ends, pretouch_after, self.trace, self.procs.reaped)
-        if pid is None:
-            self.procs.lose_forker()
-        return pid
 
     def _go(self, sp):
         """Let a spare go on to its pre-touch. Only once the sandbox has
