@@ -15,17 +15,22 @@ from cpu_busy import BUSY, held_to  # tests/lib
 
 CPUS = 0.5
 
-# The cpu line of /proc/self/cgroup, from the job, a program it runs, and
-# a grandchild that left its session.
+# The cpu line of /proc/self/cgroup, from the job, a program it runs, a
+# grandchild that left its session, and of each thread: the job's own
+# (the spare moved its one thread: cgroup v1's `tasks`) and one it starts.
 WHERE = r"""
-import json, os, subprocess
+import json, os, subprocess, threading
 def cpu_line(text):
     lines = text.splitlines()
     return ([l for l in lines if "cpu" in l.split(":")[1].split(",")] or [l for l in lines if l.startswith("0::")])[0]
 me = cpu_line(open("/proc/self/cgroup").read())
 child = cpu_line(subprocess.run(["cat", "/proc/self/cgroup"], capture_output=True, text=True).stdout)
 gc = cpu_line(subprocess.run(["setsid", "sh", "-c", "cat /proc/self/cgroup"], capture_output=True, text=True).stdout)
-print(json.dumps([me, child, gc]))
+threads = []
+t = threading.Thread(target=lambda: threads.append(cpu_line(open("/proc/thread-self/cgroup").read())))
+t.start(); t.join()
+threads += [cpu_line(open("/proc/self/task/%s/cgroup" % tid).read()) for tid in os.listdir("/proc/self/task")]
+print(json.dumps([me, child, gc] + threads))
 """
 
 # Every way out of the job cgroup the job could look for.

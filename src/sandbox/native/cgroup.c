@@ -280,10 +280,27 @@ bool nat_cgroup_job_possible(enum nat_cg_mode mode, bool have_cpu)
 	return have_cpu && (mode == NAT_CG_V1 || (mode == NAT_CG_V2 && v2_job_migration_ok()));
 }
 
+/* The file a job's process writes "0" to, to move itself into the jobs'
+ * cgroup. v1: `tasks`, which moves the writing thread only; the spare is
+ * one thread then (a fresh fork, before anything it runs could start
+ * one), and what it starts later is born in the cgroup. Moving the
+ * current thread alone is the one move that does not take the kernel's
+ * global cgroup_threadgroup_rwsem for writing (Linux 5.19), which through
+ * `cgroup.procs` waited for an RCU grace period and held every fork and
+ * exit of the machine (the worker forking the next spare, the last job's
+ * process exiting) until the move was done: root's calls back to back
+ * slowed by whole milliseconds at random (docs/WARM.md). v2 has no such
+ * file for a process that is not threaded: `cgroup.procs`. */
+const char *nat_cgroup_job_file(const struct nat_cgroup *cg)
+{
+	return cg->mode == NAT_CG_V1 ? "tasks" : "cgroup.procs";
+}
+
 int nat_cgroup_open_job(const struct nat_cgroup *cg)
 {
 	char path[PATH_MAX + 32];
-	if (!cg->cpu_per_job || snprintf(path, sizeof path, "%s/cgroup.procs", cg->job) >= (int)sizeof path) {
+	if (!cg->cpu_per_job ||
+	    snprintf(path, sizeof path, "%s/%s", cg->job, nat_cgroup_job_file(cg)) >= (int)sizeof path) {
 		errno = ENOENT;
 		return -1;
 	}

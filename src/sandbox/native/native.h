@@ -156,10 +156,13 @@ enum nat_cg_mode nat_cgroup_probe(char *why, size_t n, bool have[3]);
  * child cgroup for the jobs (cg->cpu_per_job says whether it could be).
  * Returns -1 only on a real failure after a mode was chosen (err filled). */
 int nat_cgroup_create(const struct sb_limits *l, bool per_job, struct nat_cgroup *cg, struct sb_error *err);
-/* The jobs' cgroup.procs, opened for writing by the caller: whoever holds
- * it may move a process it can see into that cgroup (open-time
- * credentials, Linux >= 5.16 on v2). -1 + errno. */
+/* The jobs' cgroup's `tasks` (v1) or `cgroup.procs` (v2), opened for
+ * writing by the caller: whoever holds it may move a process it can see
+ * into that cgroup (open-time credentials, Linux >= 5.16 on v2). -1 +
+ * errno. */
 int nat_cgroup_open_job(const struct nat_cgroup *cg);
+/* The file of the jobs' cgroup that fd is (v1 `tasks`, v2 `cgroup.procs`). */
+const char *nat_cgroup_job_file(const struct nat_cgroup *cg);
 /* Whether a warm worker's sandbox would get a job cgroup (status). */
 bool nat_cgroup_job_possible(enum nat_cg_mode mode, bool have_cpu);
 /* In the outer child, before dropping root: move itself in. AS-safe. */

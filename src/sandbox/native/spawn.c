@@ -141,7 +141,7 @@ static int set_env(const struct nat_self *ns, struct nat_priv *np, unsigned req_
 	if (p->cg.cpu_per_job) {
 		np->job_cg_fd = nat_cgroup_open_job(&p->cg);
 		if (np->job_cg_fd < 0)
-			return sb_fail_errno(err, "cannot open %s/cgroup.procs", p->cg.job);
+			return sb_fail_errno(err, "cannot open %s/%s", p->cg.job, nat_cgroup_job_file(&p->cg));
 		np->env[n++] = NAT_JOB_CGROUP_ENV;
 	}
 	/* Best effort: without them the controller tracks jobs by process tree. */

@@ -63,7 +63,7 @@ def run(w, work, keep, close, pretouch_after=0.0, trace_w=-1):
         # to back, while that job still runs).
         reseed()
         # Into the jobs' cgroup now, while the previous job may still run:
-        # the move waits for an RCU grace period (join_job_cgroup), which
+        # the move may wait (v2: an RCU grace period, join_job_cgroup), which
         # a spare forked during a job back to back paid after its go, on
         # the next call's path (docs/WARM.md, stop 40). Waiting, it uses
         # no CPU there; its pre-touch, after the go, runs when no job
@@ -170,13 +170,17 @@ def reseed():
 def join_job_cgroup(w):
     """In the spare, before its go: into the jobs' cgroup. None, or why
     it could not (then the job must not run: never with the worker's
-    larger share). A move can wait for an RCU grace period (the cgroup's
-    threadgroup lock), ~3-10 ms here: paid while the spare waits for its
-    go, not when its job has come."""
+    larger share). On cgroup v1 the fd is the cgroup's `tasks`: "0" moves
+    the writing thread, and the spare is one thread here (a fresh fork
+    that has started none), so the move skips the kernel's global
+    threadgroup lock, whose write side waited for an RCU grace period
+    (~3-10 ms) and held up every fork and exit meanwhile (through
+    `cgroup.procs` on v2 it still does). Either way it is paid while the
+    spare waits for its go, not when its job has come."""
     if w.job_cgroup < 0:
         return None
     try:
-        os.write(w.job_cgroup, b"0")  # "0": the writing process
+        os.write(w.job_cgroup, b"0")  # "0": the writing thread (v1 tasks) or process
         os.close(w.job_cgroup)
     except OSError as e:
         return ("sagebox: the job was not run: its process could not join the cgroup that "

@@ -93,8 +93,9 @@ class Worker:
         self.stamp_buf = bytearray(child.CHILD_STAMP_BYTES)  # (job._child_stamps)
 
     def _job_cgroup_fd(self, fcntl):
-        """The cgroup.procs of the jobs' cgroup (the native backend's
-        SAGEBOX_JOB_CGROUP_FD): each job's process moves itself in before
+        """The jobs' cgroup's `tasks` (cgroup v1) or `cgroup.procs` (v2)
+        (the native backend's SAGEBOX_JOB_CGROUP_FD; src/sandbox/native/
+        cgroup.c nat_cgroup_job_file): each job's process moves itself in before
         its code runs, and is then held to `cpus` there while the worker's
         own work is not (see src/sandbox/native/cgroup.c JOB_CGROUP).
         -1: none, the sandbox as a whole is held to `cpus`."""
