@@ -285,12 +285,14 @@ bool nat_cgroup_job_possible(enum nat_cg_mode mode, bool have_cpu)
  * one thread then (a fresh fork, before anything it runs could start
  * one), and what it starts later is born in the cgroup. Moving the
  * current thread alone is the one move that does not take the kernel's
- * global cgroup_threadgroup_rwsem for writing (Linux 5.19), which through
- * `cgroup.procs` waited for an RCU grace period and held every fork and
- * exit of the machine (the worker forking the next spare, the last job's
- * process exiting) until the move was done: root's calls back to back
- * slowed by whole milliseconds at random (docs/WARM.md). v2 has no such
- * file for a process that is not threaded: `cgroup.procs`. */
+ * global cgroup_threadgroup_rwsem for writing (cgroup_procs_write_start,
+ * so in Linux 6.0's source and measured on 6.18; a kernel that took it
+ * anyway would be no worse than before), which through `cgroup.procs`
+ * waited for an RCU grace period and held every fork and exit of the
+ * machine (the worker forking the next spare, the last job's process
+ * exiting) until the move was done: root's calls back to back slowed by
+ * whole milliseconds at random (docs/WARM.md). v2 has no such file for a
+ * process that is not threaded: `cgroup.procs`. */
 const char *nat_cgroup_job_file(const struct nat_cgroup *cg)
 {
 	return cg->mode == NAT_CG_V1 ? "tasks" : "cgroup.procs";

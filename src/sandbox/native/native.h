@@ -157,9 +157,9 @@ enum nat_cg_mode nat_cgroup_probe(char *why, size_t n, bool have[3]);
  * Returns -1 only on a real failure after a mode was chosen (err filled). */
 int nat_cgroup_create(const struct sb_limits *l, bool per_job, struct nat_cgroup *cg, struct sb_error *err);
 /* The jobs' cgroup's `tasks` (v1) or `cgroup.procs` (v2), opened for
- * writing by the caller: whoever holds it may move a process it can see
- * into that cgroup (open-time credentials, Linux >= 5.16 on v2). -1 +
- * errno. */
+ * writing by the caller: whoever holds it may move a thread (v1) or a
+ * process (v2) it can see into that cgroup (open-time credentials, Linux
+ * >= 5.16 on v2). -1 + errno. */
 int nat_cgroup_open_job(const struct nat_cgroup *cg);
 /* The file of the jobs' cgroup that fd is (v1 `tasks`, v2 `cgroup.procs`). */
 const char *nat_cgroup_job_file(const struct nat_cgroup *cg);
