@@ -5,6 +5,8 @@ import subprocess
 import time
 import uuid
 
+import pytest
+
 from conftest import BIN, host_pids_with, run, run_json
 from cpu_busy import BUSY, held_to  # tests/lib (conftest puts it on the path)
 
@@ -223,3 +225,68 @@ def test_sandbox_dies_with_its_caller():
         if p.poll() is None:
             p.kill()
             p.wait()
+
+
+def _cgroup_paths(pid, tid):
+    """{controller: path} of one host thread (v1 lines; v2's as "unified")."""
+    paths = {}
+    with open(f"/proc/{pid}/task/{tid}/cgroup") as f:
+        for line in f.read().splitlines():
+            _, ctrls, path = line.split(":", 2)
+            for c in (ctrls.split(",") if ctrls else ["unified"]):
+                paths[c] = path
+    return paths
+
+
+def test_every_thread_of_the_sandbox_is_in_its_cgroups():
+    # The sandbox's first process moves itself into its cgroups (cgroup v1:
+    # through `tasks`, which moves the writing thread alone: cgroup.c
+    # SELF_MOVE). Read from the host, every thread of every process in the
+    # sandbox's pid namespace (its init, the shell, a program, a thread it
+    # starts) must be in the sandbox's cgroup of each controller that
+    # claims a limit, not left where sagebox runs.
+    marker = f"{time.time_ns() % 10**9}.{os.getpid()}7"
+    code = (f"/bin/sleep {marker} &\n"
+            f"python3 -c 'import threading, time; threading.Thread(target=time.sleep, args=(30,), daemon=True).start(); "
+            f"time.sleep(3)' {marker}\nkill %1\n")
+    p = subprocess.Popen([BIN, "run", "--backend", "native", "--lang", "shell", "--json", "--timeout", "60", "-"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p.stdin.write(code)
+    p.stdin.close()
+    seen = {}
+    try:
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            pids = host_pids_with(marker)
+            py = [q for q in pids if os.path.exists(f"/proc/{q}/task") and len(os.listdir(f"/proc/{q}/task")) >= 2]
+            if len(pids) >= 2 and py:
+                ns = os.readlink(f"/proc/{py[0]}/ns/pid")
+                for q in os.listdir("/proc"):
+                    try:
+                        if q.isdigit() and os.readlink(f"/proc/{q}/ns/pid") == ns:
+                            for t in os.listdir(f"/proc/{q}/task"):
+                                seen[(int(q), int(t))] = _cgroup_paths(q, t)
+                    except OSError:
+                        continue
+                break
+            time.sleep(0.05)
+        out, err = p.stdout.read(), p.stderr.read()
+        p.wait(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert seen, ("the sandbox's processes were never seen from the host", err)
+    res = __import__("json").loads(out)
+    claimed = {c: res["sandbox"][k].get("enforced_by") or ""
+               for c, k in (("memory", "memory"), ("pids", "pids"), ("cpu", "cpus"))}
+    if not any(v.startswith("cgroup") for v in claimed.values()):
+        pytest.skip(f"no cgroup holds this sandbox: {claimed}")
+    # init, sh, sleep and python with its second thread at least
+    assert len({pid for pid, _ in seen}) >= 4 and len(seen) >= 5, seen
+    for (pid, tid), paths in seen.items():
+        for c, by in claimed.items():
+            if not by.startswith("cgroup"):
+                continue
+            where = paths.get(c if by == "cgroup v1" else "unified", "")
+            assert "/sagebox." in where, (f"thread {tid} of {pid} is outside the sandbox's {c} cgroup", where, paths)

@@ -280,22 +280,31 @@ bool nat_cgroup_job_possible(enum nat_cg_mode mode, bool have_cpu)
 	return have_cpu && (mode == NAT_CG_V1 || (mode == NAT_CG_V2 && v2_job_migration_ok()));
 }
 
+/* SELF_MOVE: the file a process writes "0" to, to move itself into a
+ * cgroup while it is one thread. v1: `tasks`, which moves the writing
+ * thread alone: the one move that does not take the kernel's global
+ * cgroup_threadgroup_rwsem for writing (cgroup_procs_write_start, so in
+ * Linux 6.0's source and measured on 6.18; a kernel that took it anyway
+ * would be no worse), which through `cgroup.procs` waits for an RCU grace
+ * period (~10 ms here) and holds every fork and exit of the machine until
+ * the move is done. v2 has no such file for a process that is not
+ * threaded: `cgroup.procs`. Only for a process of one thread: `tasks`
+ * would leave any other thread behind, outside the limits. */
+static const char *self_move_file(enum nat_cg_mode mode)
+{
+	return mode == NAT_CG_V1 ? "tasks" : "cgroup.procs";
+}
+
 /* The file a job's process writes "0" to, to move itself into the jobs'
- * cgroup. v1: `tasks`, which moves the writing thread only; the spare is
- * one thread then (a fresh fork, before anything it runs could start
- * one), and what it starts later is born in the cgroup. Moving the
- * current thread alone is the one move that does not take the kernel's
- * global cgroup_threadgroup_rwsem for writing (cgroup_procs_write_start,
- * so in Linux 6.0's source and measured on 6.18; a kernel that took it
- * anyway would be no worse than before), which through `cgroup.procs`
- * waited for an RCU grace period and held every fork and exit of the
- * machine (the worker forking the next spare, the last job's process
- * exiting) until the move was done: root's calls back to back slowed by
- * whole milliseconds at random (docs/WARM.md). v2 has no such file for a
- * process that is not threaded: `cgroup.procs`. */
+ * cgroup (SELF_MOVE): the spare is one thread then (a fresh fork, before
+ * anything it runs could start one), and what it starts later is born in
+ * the cgroup. Through `cgroup.procs` the grace period and the held forks
+ * and exits (the worker forking the next spare, the last job's process
+ * exiting) slowed root's calls back to back by whole milliseconds at
+ * random (docs/WARM.md). */
 const char *nat_cgroup_job_file(const struct nat_cgroup *cg)
 {
-	return cg->mode == NAT_CG_V1 ? "tasks" : "cgroup.procs";
+	return self_move_file(cg->mode);
 }
 
 int nat_cgroup_open_job(const struct nat_cgroup *cg)
@@ -500,12 +509,15 @@ int nat_cgroup_join_self(const struct nat_cgroup *cg)
 	for (size_t i = 0; i < 3; i++) {
 		if (cg->mode == NAT_CG_NONE || !dirs[i][0])
 			continue;
-		size_t n = strlen(dirs[i]);
-		if (n + sizeof "/cgroup.procs" > sizeof path)
+		/* memcpy, not snprintf: AS-safe in a fork of a threaded host. */
+		const char *file = self_move_file(cg->mode);
+		size_t n = strlen(dirs[i]), f = strlen(file);
+		if (n + 1 + f + 1 > sizeof path)
 			return -1;
 		memcpy(path, dirs[i], n);
-		memcpy(path + n, "/cgroup.procs", sizeof "/cgroup.procs");
-		/* "0": the writing process itself. */
+		path[n] = '/';
+		memcpy(path + n + 1, file, f + 1);
+		/* "0": the writer itself, a fresh fork of one thread (SELF_MOVE). */
 		if (nat_write_file(path, "0") != 0)
 			return -1;
 	}
