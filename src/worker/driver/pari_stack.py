@@ -35,13 +35,29 @@ def room_bytes(memory_bytes=None):
     return None
 
 
+MIB = 1 << 20
+# A job's fit leaves a maximum that is at most this much above its share:
+# the worker's prefit computes the share from the job's whole limit, the
+# job from what is left of it (a few hundred KiB less), and a difference
+# of one MiB in the rounding must not cost each job a new stack.
+FIT_SLACK = 2 * MIB
+
+
+def _pari():
+    mod = sys.modules.get("sage.libs.pari")
+    return getattr(mod, "pari", None)
+
+
+def _share(room, size):
+    return max((room // SHARE) & ~(MIB - 1), size)
+
+
 def fit(memory_bytes=None):
     """Lower PARI's maximum stack to a share of the room left (see
     room_bytes; memory_bytes is the job's memory limit), if Sage's PARI is
-    loaded and its maximum is larger. Never raises: a job runs
-    with Sage's own sizing if this cannot be done."""
-    mod = sys.modules.get("sage.libs.pari")
-    pari = getattr(mod, "pari", None)
+    loaded and its maximum is larger (by more than FIT_SLACK). Never
+    raises: a job runs with Sage's own sizing if this cannot be done."""
+    pari = _pari()
     if pari is None:
         return
     try:
@@ -49,11 +65,35 @@ def fit(memory_bytes=None):
         if room is None:
             return
         size, top = pari.stacksize(), pari.stacksizemax()
-        want = max((room // SHARE) & ~((1 << 20) - 1), size)
-        if want >= top:
+        want = _share(room, size)
+        if want >= top - FIT_SLACK:
             return
         # Frees and maps the (empty) stack again: PARI first maps `want`
         # bytes writable to check they can be had, which fits in the room.
+        pari.allocatemem(size, want, silent=True)
+    except Exception:
+        pass
+
+
+def prefit(memory_bytes):
+    """In a warm worker, once its jobs' memory limit is known (the same
+    for every job of a worker: it is part of the pool's key): lower the
+    maximum to the share a job's fit would choose, so that every job forked
+    after it finds nothing left to do. A job's room is its limit (its
+    RLIMIT_DATA is what it inherits plus the limit), less what it allocated
+    before its fit; the fit in each new fork cost ~0.2 ms and ~380 page
+    faults on the call's path (docs/WARM.md). Not when the worker's own
+    RLIMIT_DATA has no room for PARI's check of the new size: the jobs
+    then fit as before. Never raises."""
+    pari = _pari()
+    if pari is None or type(memory_bytes) is not int or memory_bytes <= 0:
+        return
+    try:
+        size, top = pari.stacksize(), pari.stacksizemax()
+        want = _share(memory_bytes, size)
+        own = room_bytes()
+        if want >= top or (own is not None and own < 2 * want):
+            return
         pari.allocatemem(size, want, silent=True)
     except Exception:
         pass

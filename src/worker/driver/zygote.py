@@ -30,7 +30,7 @@ forked (confine, reseed, pre-touch, run, exit) is child.py."""
 import os
 import sys
 
-from . import cell, child, confine, driver_code, figures, job, magics, memory, pipenv
+from . import cell, child, confine, driver_code, figures, job, magics, memory, pari_stack, pipenv
 from .channel import Channel, Malformed
 from .child import GO, us as _us
 from .janitor import Janitor
@@ -215,6 +215,9 @@ class Worker:
             if t == "run":
                 job.run(self, hdr, payload)
                 self.jobs_done += 1
+                if self.jobs_done == 1 and isinstance(hdr.get("limits"), dict):
+                    # later spares inherit PARI's stack fitted to the jobs' limit
+                    pari_stack.prefit(hdr["limits"].get("memory_bytes"))
                 t = _us()
                 self._reset()
                 self.between = {"reset_us": _us() - t}
