@@ -195,6 +195,36 @@ def test_a_change_through_a_shared_mapping_is_noticed(box):
     assert box.reset(None) == "the job changed files the worker keeps"
 
 
+def test_files_past_what_the_janitor_keeps_are_compared_by_hash(box, monkeypatch):
+    """The baseline keeps the files' bytes up to KEEP_BYTES_MAX in all;
+    files past it are hashed. Both ways see a write that changes no time."""
+    monkeypatch.setattr(janitor, "KEEP_BYTES_MAX", 0)
+    box.take_baseline()
+    kinds = {p: ident[-1][0] for p, ident in box.baseline.items() if len(ident) == 6 and ident[-1]}
+    assert kinds == {cache(box): "hash"}, kinds
+    assert box.reset(None) is None
+    fd = os.open(cache(box), os.O_RDWR)
+    m = mmap.mmap(fd, 8192, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+    m[100] = (m[100] + 1) % 256
+    m.close()
+    os.close(fd)
+    assert box.reset(None) == "the job changed files the worker keeps"
+
+
+def test_kept_bytes_see_a_change_of_one_byte_anywhere(box):
+    p = cache(box)
+    assert box.baseline[p][-1][0] == "bytes" and len(box.baseline[p][-1][1]) == 8192
+    for at in (0, 4095, 8191):
+        box.take_baseline()                       # (the file as it is now)
+        assert box.reset(None) is None, at
+        fd = os.open(p, os.O_RDWR)
+        m = mmap.mmap(fd, 8192, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        m[at] = (m[at] + 1) % 256
+        m.close()
+        os.close(fd)
+        assert box.reset(None) == "the job changed files the worker keeps", at
+
+
 def test_an_unchanged_worker_is_not_retired(box):
     open(cache(box), "rb").read()            # reading changes nothing
     assert box.reset(None) is None and box.reset(None) is None

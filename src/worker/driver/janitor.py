@@ -3,7 +3,7 @@ a small process forked once when the worker starts, before Sage is
 imported and before any job ran.
 
 Why a process of its own: resetting means listing the names a job left in
-/tmp, and hashing files. Had the worker done it, those names and bytes
+/tmp, and reading files. Had the worker done it, those names and bytes
 would sit freed in its heap, and every later job's child, a fork of the
 worker, would inherit them (issue 13.1). The janitor is undumpable like
 the worker (a fork keeps that), no job is ever forked from it, and a job
@@ -18,7 +18,8 @@ What it resets (sandboxed workers; see docs/WARM.md):
 - modes of the baseline's entries are restored;
 - System V IPC objects are removed;
 - a baseline file the job changed (by inode, mode, size, times or, for a
-  write through a shared mapping that updates no time, by content hash)
+  write through a shared mapping that updates no time, by content: its
+  bytes, kept here, or a hash past KEEP_BYTES_MAX)
   makes the worker retire after this job.
 Nothing here may crash on what a job can create: an unexpected error is
 logged (on the worker's stderr) and makes the worker retire."""
@@ -35,6 +36,11 @@ RESET_BUDGET = 5.0
 # How long the worker waits for the janitor's answer before it retires.
 ANSWER_TIMEOUT = RESET_BUDGET + 5.0
 HASH_CHUNK = 1 << 20
+# The worker's own files are compared by their bytes, kept here (in the
+# janitor: no job is forked from it), up to this much in all; past it, by a
+# hash. Reading and comparing the Sage worker's 14 files (~250 KB) takes
+# ~70 µs, hashing them ~260 µs, at every reset (docs/WARM.md, stop 43).
+KEEP_BYTES_MAX = 1 << 20
 
 
 def scan(roots, skip):
@@ -68,8 +74,11 @@ def scan(roots, skip):
     return out
 
 
-def digest(path, st):
-    """A hash of a regular file's contents, or None."""
+def contents(path, st, keep):
+    """A regular file's contents: ("bytes", its bytes) when keep (the
+    caller has checked st.st_size against what it keeps; one byte more is
+    read, so that a file that grew differs), else ("hash", a hash of
+    them); None when it cannot be read."""
     import hashlib
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -78,11 +87,20 @@ def digest(path, st):
     try:
         if os.fstat(fd).st_ino != st.st_ino:
             return None
+        if keep:
+            want = st.st_size + 1
+            data = b""
+            while len(data) < want:
+                more = os.read(fd, want - len(data))
+                if not more:
+                    break
+                data += more
+            return ("bytes", data)
         h = hashlib.blake2b()
         while True:
             b = os.read(fd, HASH_CHUNK)
             if not b:
-                return h.hexdigest()
+                return ("hash", h.hexdigest())
             h.update(b)
     except OSError:
         return None
@@ -90,16 +108,17 @@ def digest(path, st):
         os.close(fd)
 
 
-def identity(path, st, with_digest=True):
+def identity(path, st, with_contents=True, keep=False):
     """What must not change about one of the worker's own files. A
     directory's times change when entries come and go (the reset handles
     those); a file written through a shared mapping may change no time at
-    all (tmpfs, after the pages were read-faulted): hence the hash."""
+    all (tmpfs, after the pages were read-faulted): hence its contents,
+    kept (keep) or hashed."""
     if stat.S_ISDIR(st.st_mode):
         return (st.st_ino, st.st_mode)
     ident = (st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-    if stat.S_ISREG(st.st_mode) and with_digest:
-        ident += (digest(path, st),)
+    if stat.S_ISREG(st.st_mode) and with_contents:
+        ident += (contents(path, st, keep),)
     return ident
 
 
@@ -115,7 +134,11 @@ class Reset:
     def take_baseline(self):
         if not self.sandboxed:
             return None
-        self.baseline = {p: identity(p, st) for p, st in scan(self.roots, self.work).items()}
+        self.baseline, kept = {}, 0
+        for p, st in scan(self.roots, self.work).items():
+            keep = stat.S_ISREG(st.st_mode) and kept + st.st_size <= KEEP_BYTES_MAX
+            kept += st.st_size if keep else 0
+            self.baseline[p] = identity(p, st, keep=keep)
         return None
 
     def remove(self, path):
@@ -220,10 +243,12 @@ class Reset:
             except OSError:
                 now[p] = None
                 continue
-            # Hash only when everything else still matches: a file that
-            # already differs need not be read (it may be huge now).
-            cheap = identity(p, st, with_digest=False)
-            now[p] = identity(p, st) if cheap == ident[:len(cheap)] else cheap
+            # Read only when everything else still matches (the size
+            # too): a file that already differs need not be read (it may
+            # be huge now). Compared as the baseline has it: bytes or hash.
+            cheap = identity(p, st, with_contents=False)
+            kept = len(ident) > len(cheap) and ident[-1] is not None and ident[-1][0] == "bytes"
+            now[p] = identity(p, st, keep=kept) if cheap == ident[:len(cheap)] else cheap
         return sorted(p for p in self.baseline if now.get(p) != self.baseline[p])
 
     def clear_ipc(self):
