@@ -1,4 +1,5 @@
 """Processes: limits hold, and nothing the code starts outlives the run."""
+import json
 import os
 import signal
 import subprocess
@@ -186,13 +187,13 @@ def test_sandbox_user_not_root_on_host():
 def test_cpu_limit_enforced_when_claimed():
     res, r = run_json(BUSY, args=("--cpus", "0.5"))
     enforced_by = res["sandbox"]["cpus"]["enforced_by"]
-    p = __import__("json").loads(res["stdout"].strip().splitlines()[-1])
+    p = json.loads(res["stdout"].strip().splitlines()[-1])
     # What the host offers (the same status a user reads): the sandbox must
     # use a cgroup that can hold the CPU share whenever there is one, and
     # say plainly that the limit is not enforced only when there is none.
     st = subprocess.run([BIN, "status", "--json", "--backend", "native"], capture_output=True, text=True,
                         timeout=60)
-    would = __import__("json").loads(st.stdout)["backend"]["would_enforce"].get("cpus")
+    would = json.loads(st.stdout)["backend"]["would_enforce"].get("cpus")
     if enforced_by is None:
         assert would is None, ("the host has a cgroup for the CPU share, but the sandbox did not use it",
                                would, res["sandbox"])
@@ -238,6 +239,22 @@ def _cgroup_paths(pid, tid):
     return paths
 
 
+def _threads_in_pid_namespace_of(pid):
+    """{(pid, tid): _cgroup_paths} of every thread of every host process
+    in the pid namespace of pid."""
+    ns = os.readlink(f"/proc/{pid}/ns/pid")
+    found = {}
+    for q in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if os.readlink(f"/proc/{q}/ns/pid") != ns:
+                continue
+            for t in os.listdir(f"/proc/{q}/task"):
+                found[(int(q), int(t))] = _cgroup_paths(q, t)
+        except OSError:
+            continue  # (gone meanwhile)
+    return found
+
+
 def test_every_thread_of_the_sandbox_is_in_its_cgroups():
     # The sandbox's first process moves itself into its cgroups (cgroup v1:
     # through `tasks`, which moves the writing thread alone: cgroup.c
@@ -260,14 +277,7 @@ def test_every_thread_of_the_sandbox_is_in_its_cgroups():
             pids = host_pids_with(marker)
             py = [q for q in pids if os.path.exists(f"/proc/{q}/task") and len(os.listdir(f"/proc/{q}/task")) >= 2]
             if len(pids) >= 2 and py:
-                ns = os.readlink(f"/proc/{py[0]}/ns/pid")
-                for q in os.listdir("/proc"):
-                    try:
-                        if q.isdigit() and os.readlink(f"/proc/{q}/ns/pid") == ns:
-                            for t in os.listdir(f"/proc/{q}/task"):
-                                seen[(int(q), int(t))] = _cgroup_paths(q, t)
-                    except OSError:
-                        continue
+                seen = _threads_in_pid_namespace_of(py[0])
                 break
             time.sleep(0.05)
         out, err = p.stdout.read(), p.stderr.read()
@@ -277,7 +287,7 @@ def test_every_thread_of_the_sandbox_is_in_its_cgroups():
             p.kill()
             p.wait()
     assert seen, ("the sandbox's processes were never seen from the host", err)
-    res = __import__("json").loads(out)
+    res = json.loads(out)
     claimed = {c: res["sandbox"][k].get("enforced_by") or ""
                for c, k in (("memory", "memory"), ("pids", "pids"), ("cpu", "cpus"))}
     if not any(v.startswith("cgroup") for v in claimed.values()):
