@@ -11,7 +11,7 @@ it."""
 import os
 import sys
 
-from . import cell, confine, figures, memory, pari_stack
+from . import cell, confine, figures, memory, pari_stack, sage_tmp
 from .channel import Channel
 
 JOB_FRAME_MAX = 1 << 16  # the frame a spare gets on its job pipe
@@ -241,6 +241,7 @@ def exit_job(status):
         threading._shutdown()
     except BaseException:
         pass
+    sage_tmp.skip_unmade()
     try:
         atexit._run_exitfuncs()
     except BaseException:

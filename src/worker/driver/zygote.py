@@ -30,7 +30,7 @@ forked (confine, reseed, pre-touch, run, exit) is child.py."""
 import os
 import sys
 
-from . import cell, child, confine, driver_code, figures, job, magics, memory, pari_stack, pipenv
+from . import cell, child, confine, driver_code, figures, job, magics, memory, pari_stack, pipenv, sage_tmp
 from .channel import Channel, Malformed
 from .child import GO, us as _us
 from .janitor import Janitor
@@ -141,6 +141,7 @@ class Worker:
                 self.glb = cell.sage_globals()
                 cell.sage_preparse("x = 1\n")
                 from sage.version import version as sage_version
+                sage_tmp.check()  # jobs skip making SAGE_TMP at exit only to remove it
             except BaseException:
                 self.glb = None
                 self.import_error = traceback.format_exc()
