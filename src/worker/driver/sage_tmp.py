@@ -6,16 +6,17 @@ shutil.rmtree(str(SAGE_TMP)). SAGE_TMP is a lazy string evaluated anew at
 every use: DOT_SAGE/temp/HOSTNAME/<pid>, made (os.makedirs) by the very
 evaluation. So a warm job's child, which has a pid of its own and most
 often never touched SAGE_TMP, made its directory at exit only to remove
-it: ~0.7 ms of each Sage call's exit (makedirs, rmtree and their first-run
-copy-on-write faults, measured in a fork of a Sage process; docs/WARM.md,
-stop 44), before the job's output closes and its answer can go.
+it, before the job's output closes and its answer can go: the makedirs,
+the rmtree and their copy-on-write faults took ~0.7 ms in a fresh fork of
+a plain Sage process, and the warm jobs' exit went from ~0.55 to ~0.38 ms
+without them (docs/WARM.md, stop 44).
 
 The warm worker checks once (check) that its Sage computes SAGE_TMP that
 way; a job's child then drops the handler at its exit (skip_unmade) when
 that directory does not exist: there is nothing for it to remove. When it
 exists (the job used tmp_dir(), tmp_filename(), an interface's files),
-the handler runs as Sage registered it, in the same order. Another layout
-(Sage 10's temporary directories) is left alone."""
+the handler runs as Sage registered it, in the same order. A Sage without
+these names, or whose SAGE_TMP is elsewhere, is left alone."""
 import atexit
 import os
 import sys
