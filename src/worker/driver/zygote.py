@@ -141,10 +141,11 @@ class Worker:
                 self.glb = cell.sage_globals()
                 cell.sage_preparse("x = 1\n")
                 from sage.version import version as sage_version
-                sage_tmp.check()  # jobs skip making SAGE_TMP at exit only to remove it
             except BaseException:
                 self.glb = None
                 self.import_error = traceback.format_exc()
+            if self.glb is not None:
+                sage_tmp.check()  # jobs skip making SAGE_TMP at exit only to remove it
         # Graphics become figures in every job (inherited by each child).
         figures.install()
         # IPython's transformer for %magics and !cmd, loaded once here, not
