@@ -236,11 +236,14 @@ def exit_job(status):
     (it reads the status from /proc while the kernel tears down the address
     space)."""
     import atexit
-    import threading
-    try:
-        threading._shutdown()
-    except BaseException:
-        pass
+    # As the interpreter's own exit: threads to wait for only when the
+    # job imported threading (the worker does not: zygote.run_worker).
+    threading = sys.modules.get("threading")
+    if threading is not None:
+        try:
+            threading._shutdown()
+        except BaseException:
+            pass
     sage_tmp.skip_unmade()
     try:
         atexit._run_exitfuncs()

@@ -359,9 +359,12 @@ def run_worker(kind, shell, own_pidns, warm_budget_mib, one_job=False):
         sys.stderr.write("sagebox worker: unknown kind %r\n" % kind)
         return 125
     # Everything a job's child needs is imported here, once: an import in
-    # the child would be paid again by every job.
+    # the child would be paid again by every job. Not threading: once
+    # imported, its at-fork hook runs Python in every fork (~0.28 ms of a
+    # bare fork here, docs/WARM.md stop 45); a job that uses threads
+    # imports it, as `python3 file.py` does. (Sage imports it anyway.)
     import ast, atexit, ctypes, fcntl, json, linecache, resource, select, signal  # noqa: F401,E401
-    import struct, tempfile, termios, threading, time, traceback  # noqa: F401,E401
+    import struct, tempfile, termios, time, traceback  # noqa: F401,E401
     w = Worker(kind, shell, own_pidns, warm_budget_mib, one_job)
     try:
         w.start()
