@@ -55,7 +55,6 @@ def run(w, work, keep, close, pretouch_after=0.0, trace_w=-1):
         # Its own session and process group, no controlling terminal
         # (the fresh sandbox's command is setsid'd too).
         os.setsid()
-        confine.prefer_oom_kill()
         confine.scope_signals_and_sockets()
         # Fresh seeds now, ahead of the go (getrandom(2) only, no file):
         # in a new fork they cost ~15 ms of copy-on-write faults, paid
@@ -92,6 +91,7 @@ def run(w, work, keep, close, pretouch_after=0.0, trace_w=-1):
         # the job running before it cannot ptrace it or patch its
         # memory through /proc. Now it is an ordinary process.
         confine.set_dumpable(True)
+        confine.prefer_oom_kill()  # (dumpable: its /proc files are its own again)
         lang = hdr["lang"]
         os.chdir(work)
         limits = dict(hdr.get("limits") or {})

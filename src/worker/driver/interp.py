@@ -178,11 +178,11 @@ def confine_child(workspace, limits, keep):
         signal.signal(s, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_SETMASK, [])
     os.setsid()
-    confine.prefer_oom_kill()
     confine.scope_signals_and_sockets()
     # (the controller is undumpable; the session's own code may read its
     # own /proc files as usual)
     confine.set_dumpable(True)
+    confine.prefer_oom_kill()  # (dumpable: its /proc files are its own again)
     os.chdir(workspace)
     confine.apply_job_limits(limits, memory.status_kib("VmData") * 1024)
     pari_stack.fit(limits.get("memory_bytes"))
