@@ -25,7 +25,8 @@ def test_a_python_script_sees_the_same_as_a_python_job(mcp):
     fresh = subprocess.run(["/usr/bin/python3", "-I", "-c", probe], capture_output=True, text=True, check=True)
     r = mcp.run(probe, "python")
     assert ok(r), r
-    assert r["stdout"] == fresh.stdout == "False\n", (r, fresh.stdout)
+    # (False here; True only where the system's site imports it itself)
+    assert r["stdout"] == fresh.stdout, (r, fresh.stdout)
 
 
 def test_a_python_job_waits_for_its_non_daemon_thread(mcp):
