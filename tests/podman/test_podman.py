@@ -213,6 +213,15 @@ def test_python_runs_and_reports_backend(isolation):
 
 
 @pytest.mark.parametrize("isolation", ["fresh", "warm"])
+def test_the_job_is_the_oom_killers_first_choice(isolation):
+    """confine.prefer_oom_kill in the container too (natively:
+    tests/warm/test_oom_score.py); 0 before stop 45's fix."""
+    res, p = run_code("print(open('/proc/self/oom_score_adj').read().strip())", args=("--isolation", isolation))
+    assert res and res["ok"], (res, p.stderr)
+    assert res["stdout"] == "1000\n", res
+
+
+@pytest.mark.parametrize("isolation", ["fresh", "warm"])
 def test_figures_from_the_container(isolation):
     # a Sage plot and a matplotlib figure, saved by sagebox run (as the
     # test user, in a directory it can write) and decoded here
