@@ -36,4 +36,3 @@ def test_a_session_is_the_oom_killers_first_choice(mcp):
         assert sc.get("exit_code") == 0 and sc["stdout"] == FIRST_CHOICE, r
     finally:
         mcp.call("session_close", {"session_id": sid})
-
