@@ -28,11 +28,11 @@ function ppid(pid) {
   return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
 }
 
-// The host pid of a Python session's controller: a marked process the
-// session's interpreter starts, its parent (the interpreter, a fork of the
-// controller) and the topmost process above it that is the driver in
-// session mode.
-async function controllerOf(c, sid) {
+// The host pids of a Python session's controller and interpreter: a marked
+// process the session's interpreter starts, its parent (the interpreter, a
+// fork of the controller) and the topmost process above it that is the
+// driver in session mode.
+async function sessionPids(c, sid) {
   const marker = uniqueMarker('ctl');
   const started = await ok(c, 'run_python', {
     session_id: sid,
@@ -44,13 +44,16 @@ async function controllerOf(c, sid) {
   const [m] = processesWith(marker);
   assert.ok(m, `the marked process runs: ${started.text}`);
   const driver = (pid) => readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes('\0session\0python\0');
-  let ctl = ppid(m.pid);
-  assert.ok(driver(ctl), `the marked process's parent is the interpreter: ${ctl}`);
+  const interp = ppid(m.pid);
+  assert.ok(driver(interp), `the marked process's parent is the interpreter: ${interp}`);
+  let ctl = interp;
   while (driver(ppid(ctl))) ctl = ppid(ctl);
   await ok(c, 'run_python', { session_id: sid, code: '_p.kill(); _p.wait()' });
   assert.deepEqual(await waitGone(marker, 5000), []);
-  return ctl;
+  return { ctl, interp };
 }
+
+const controllerOf = async (c, sid) => (await sessionPids(c, sid)).ctl;
 
 // SIGCONT to a controller a test stopped, which may be gone (as it should).
 function resume(ctl) {
@@ -327,6 +330,82 @@ describe('background jobs', () => {
     assert.equal(await out(c, sid, 'python', 'print(kept)'), '7\n');
     await ok(c, 'session_close', { session_id: sid });
   });
+});
+
+describe('a job its interpreter is slow to fork', () => {
+  let c;
+  before(async () => {
+    c = await sdkClient({ args: ['--job-timeout', '120'] });
+  });
+  after(async () => {
+    if (c) await closeClient(c);
+  });
+
+  // A job started while the session's interpreter is stopped (SIGSTOP from
+  // here): the controller has passed it on, the fork has not happened.
+  async function jobUnforked(sid, interp) {
+    const marker = uniqueMarker('unforked');
+    process.kill(interp, 'SIGSTOP');
+    const { s } = await ok(c, 'job_start', {
+      lang: 'python', session_id: sid,
+      code: `import subprocess, sys\nsubprocess.run([sys.executable, "-c", "import time; time.sleep(300)", "${marker}"])`,
+    });
+    await sleep(300);
+    assert.equal((await ok(c, 'job_status', { job_id: s.job_id })).s.state, 'queued');
+    return { id: s.job_id, marker };
+  }
+
+  // Under load a job_cancel once came while the interpreter's fork that
+  // reports the job's pid was alive: the cancel killed it, no report came,
+  // and the session was closed (CI, stop 45). The controller now waits for
+  // the report and kills the job then.
+  test('job_cancel before the fork: the job is killed once forked, the session keeps its state', { timeout: LONG }, async () => {
+    const sid = await open(c, 'python');
+    await ok(c, 'run_python', { session_id: sid, code: 'kept = 7' });
+    const { ctl, interp } = await sessionPids(c, sid);
+    let job;
+    try {
+      job = await jobUnforked(sid, interp);
+      await ok(c, 'job_cancel', { job_id: job.id });
+      await sleep(300);
+    } finally {
+      resume(interp);
+    }
+    const st = await waitState(c, job.id, undefined, 20000);
+    assert.equal(st.state, 'cancelled', JSON.stringify(st));
+    assert.deepEqual(await waitGone(job.marker, 5000), [], 'nothing of the job runs');
+    assert.ok(existsSync(`/proc/${ctl}`), 'the controller lives on');
+    assert.equal(await out(c, sid, 'python', 'print(kept)'), '7\n');
+    await ok(c, 'session_close', { session_id: sid });
+  });
+
+  for (const cancel of [false, true]) {
+    test(`the interpreter dies before it forks the job${cancel ? ', cancelled' : ''}: the job ends saying so, the session goes on`, { timeout: LONG }, async () => {
+      const sid = await open(c, 'python');
+      const { interp } = await sessionPids(c, sid);
+      let job;
+      try {
+        job = await jobUnforked(sid, interp);
+        if (cancel) await ok(c, 'job_cancel', { job_id: job.id });
+        process.kill(interp, 'SIGKILL');
+      } finally {
+        resume(interp);
+      }
+      const st = await waitState(c, job.id, undefined, 20000);
+      if (cancel) {
+        assert.equal(st.state, 'cancelled', JSON.stringify(st));
+        assert.equal(st.error, 'cancelled while its session was starting it');
+      } else {
+        assert.equal(st.state, 'failed', JSON.stringify(st));
+        assert.equal(st.error, "the session refused it: the session's interpreter ended while it was starting the job");
+      }
+      assert.deepEqual(processesWith(job.marker), []);
+      const r = await ok(c, 'run_python', { session_id: sid, code: 'print(6 * 7)' });
+      assert.equal(r.s.stdout, '42\n');
+      assert.match(r.s.stderr, /was killed by signal 9 between calls; it was restarted/);
+      await ok(c, 'session_close', { session_id: sid });
+    });
+  }
 });
 
 describe('a job its session does not start', () => {

@@ -72,10 +72,17 @@ def kill(c, j):
     can leave it: a shell job's setsid'ed double-forked grandchild
     outlived job_cancel, issue 24), its process, its process group and
     its session (a shell job is a group in the shell's session; a Python
-    job a session of its own). A job whose start was not reported (yet) is found by
-    its output fifos: what holds them open, with their groups; should
-    its report still come, it is killed then (Controller.on_status_line)."""
+    job a session of its own). A job whose start was not reported (yet) is
+    killed when its report comes (Controller.on_status_line): the
+    interpreter, idle but for this fork, always sends it. Killing what
+    held the job's fifos or cgroup then instead could kill the fork that
+    reports the job's pid before it did, and the job would never end: a
+    job_cancel under load closed its session. Only with no interpreter
+    left to report is it found so: what holds its output fifos open, with
+    their groups."""
     j.killed = True
+    if j.pid is None and c.interp is not None:
+        return
     if j.pid is not None:
         roots = {j.pid: j.pid}
     else:
@@ -98,6 +105,25 @@ def kill(c, j):
                 found |= procs.in_group(group)
         return found - spared
     procs.kill_until_gone(victims)
+
+
+def abandon_unstarted(c):
+    """After the interpreter died: the jobs it was forking will never be
+    reported. What of them runs is killed (found by their fifos and
+    cgroup), and the host is told the session could not start them (it
+    waits for their start, or for a cancelled one's end)."""
+    for j in [j for j in c.jobs.values() if j.pid is None]:
+        kill(c, j)
+        for fd in j.streams:
+            os.close(fd)
+        for p in (*j.paths, j.go):
+            try:
+                os.unlink(p)
+            except OSError:
+                pass
+        del c.jobs[j.id]
+        c.send({"type": "reply", "id": j.id, "ok": False,
+                "error": "the session's interpreter ended while it was starting the job"})
 
 
 def check(c, now):

@@ -220,6 +220,7 @@ class Controller:
 
     def restart(self, why):
         self.kill_interp()
+        background.abandon_unstarted(self)
         if why == "reset":
             self.kill_detached()
         self.spawn_interp()
