@@ -355,10 +355,6 @@ describe('a job its interpreter is slow to fork', () => {
     return { id: s.job_id, marker };
   }
 
-  // Under load a job_cancel once came while the interpreter's fork that
-  // reports the job's pid was alive: the cancel killed it, no report came,
-  // and the session was closed (CI, stop 45). The controller now waits for
-  // the report and kills the job then.
   test('job_cancel before the fork: the job is killed once forked, the session keeps its state', { timeout: LONG }, async () => {
     const sid = await open(c, 'python');
     await ok(c, 'run_python', { session_id: sid, code: 'kept = 7' });
@@ -376,6 +372,51 @@ describe('a job its interpreter is slow to fork', () => {
     assert.deepEqual(await waitGone(job.marker, 5000), [], 'nothing of the job runs');
     assert.ok(existsSync(`/proc/${ctl}`), 'the controller lives on');
     assert.equal(await out(c, sid, 'python', 'print(kept)'), '7\n');
+    await ok(c, 'session_close', { session_id: sid });
+  });
+
+  // The session's code slows the interpreter's first fork of a job (the one
+  // that reports the job's pid) by 2 s: a job_cancel then comes while it is
+  // alive. Where a session has job cgroups the cancel kills it there (as a
+  // slow start under load did in CI, stop 45: no report came, the session
+  // was closed); the interpreter now reports that fork's end.
+  const SLOW_FORK = 'import os, time\n_real_fork, _me = os.fork, os.getpid()\n'
+    + 'def _slow_fork():\n    pid = _real_fork()\n'
+    + '    if pid == 0 and os.getppid() == _me:\n        time.sleep(2)\n    return pid\n'
+    + 'os.fork = _slow_fork\n';
+
+  test('job_cancel while the fork that reports the job lives: the job is cancelled, the session keeps its state', { timeout: LONG }, async () => {
+    const sid = await open(c, 'python');
+    await ok(c, 'run_python', { session_id: sid, code: 'kept = 7\n' + SLOW_FORK });
+    const marker = uniqueMarker('slowfork');
+    const { s } = await ok(c, 'job_start', {
+      lang: 'python', session_id: sid,
+      code: `import subprocess, sys\nsubprocess.run([sys.executable, "-c", "import time; time.sleep(300)", "${marker}"])`,
+    });
+    await sleep(500);
+    assert.equal((await ok(c, 'job_status', { job_id: s.job_id })).s.state, 'queued');
+    await ok(c, 'job_cancel', { job_id: s.job_id });
+    const st = await waitState(c, s.job_id, undefined, 20000);
+    assert.equal(st.state, 'cancelled', JSON.stringify(st));
+    assert.equal(st.error, 'cancelled while its session was starting it');
+    assert.deepEqual(await waitGone(marker, 5000), [], 'nothing of the job runs');
+    assert.equal(await out(c, sid, 'python', 'print(kept)'), '7\n');
+    await ok(c, 'session_close', { session_id: sid });
+  });
+
+  test('a job the interpreter cannot fork fails saying so; the session goes on', { timeout: LONG }, async () => {
+    const sid = await open(c, 'python');
+    await ok(c, 'run_python', {
+      session_id: sid,
+      code: 'import os\n_real_fork = os.fork\ndef _no_fork():\n    raise BlockingIOError(11, "Resource temporarily unavailable")\nos.fork = _no_fork',
+    });
+    const { s } = await ok(c, 'job_start', { lang: 'python', session_id: sid, code: 'print("never")' });
+    const st = await waitState(c, s.job_id, undefined, 20000);
+    assert.equal(st.state, 'failed', JSON.stringify(st));
+    assert.equal(st.error, 'the session refused it: the session could not fork the job (its limit on processes?)');
+    assert.equal(await out(c, sid, 'python', 'os.fork = _real_fork\nprint(6 * 7)'), '42\n');
+    const j2 = (await ok(c, 'job_start', { lang: 'python', session_id: sid, code: 'print("again")' })).s.job_id;
+    assert.equal((await waitState(c, j2)).last_output, 'again\n');
     await ok(c, 'session_close', { session_id: sid });
   });
 

@@ -73,16 +73,13 @@ def kill(c, j):
     outlived job_cancel, issue 24), its process, its process group and
     its session (a shell job is a group in the shell's session; a Python
     job a session of its own). A job whose start was not reported (yet) is
-    killed when its report comes (Controller.on_status_line): the
-    interpreter, idle but for this fork, always sends it. Killing what
-    held the job's fifos or cgroup then instead could kill the fork that
-    reports the job's pid before it did, and the job would never end: a
-    job_cancel under load closed its session. Only with no interpreter
-    left to report is it found so: what holds its output fifos open, with
-    their groups."""
+    found by its cgroup and its output fifos: what holds them open, with
+    their groups (the session's code can keep a start from being
+    reported); should its report still come, it is killed then
+    (Controller.on_status_line). A Python job's fork killed so before it
+    reported the job's pid is reported by the interpreter instead
+    (interp.fork_job: nojob; the controller then refuses the job)."""
     j.killed = True
-    if j.pid is None and c.interp is not None:
-        return
     if j.pid is not None:
         roots = {j.pid: j.pid}
     else:
@@ -109,21 +106,30 @@ def kill(c, j):
 
 def abandon_unstarted(c):
     """After the interpreter died: the jobs it was forking will never be
-    reported. What of them runs is killed (found by their fifos and
-    cgroup), and the host is told the session could not start them (it
-    waits for their start, or for a cancelled one's end)."""
+    reported."""
     for j in [j for j in c.jobs.values() if j.pid is None]:
-        kill(c, j)
-        for fd in j.streams:
-            os.close(fd)
-        for p in (*j.paths, j.go):
-            try:
-                os.unlink(p)
-            except OSError:
-                pass
-        del c.jobs[j.id]
-        c.send({"type": "reply", "id": j.id, "ok": False,
-                "error": "the session's interpreter ended while it was starting the job"})
+        refuse(c, j, "the session's interpreter ended while it was starting the job")
+
+
+def refuse(c, j, why):
+    """A job that will never be reported started: what of it runs is
+    killed (found by its cgroup and fifos), and the host is told the
+    session could not start it (it waits for its start, or for a
+    cancelled one's end)."""
+    kill(c, j)
+    for fd in j.streams:
+        os.close(fd)
+    _remove_files(j)
+    del c.jobs[j.id]
+    c.send({"type": "reply", "id": j.id, "ok": False, "error": why})
+
+
+def _remove_files(j):
+    for p in (*j.paths, j.go):
+        try:
+            os.unlink(p)
+        except OSError:
+            pass
 
 
 def check(c, now):
@@ -161,11 +167,7 @@ def check(c, now):
                 os.close(fd)
                 del j.streams[fd]
         if j.status is not None and not j.streams:
-            for p in (*j.paths, j.go):
-                try:
-                    os.unlink(p)
-                except OSError:
-                    pass
+            _remove_files(j)
             del c.jobs[j.id]
             if j.waiter:
                 c.waiters.add(j.waiter)

@@ -270,13 +270,25 @@ class Loop:
         session's globals as they are now), double-forked so that it is
         reparented to the controller, which reaps it."""
         flush()
-        a = os.fork()
-        if a:
-            os.waitpid(a, 0)
+        jid = int(hdr["id"])
+        try:
+            a = os.fork()
+        except OSError:
+            self.report("nojob %d\n" % jid)
             return
-        b = os.fork()
+        if a:
+            # a reports the job's pid. A job_cancel that came before it did
+            # kills it (background.kill: it is in the job's cgroup): the
+            # controller would wait for the report for ever.
+            if os.waitpid(a, 0)[1] != 0:
+                self.report("nojob %d\n" % jid)
+            return
+        try:
+            b = os.fork()
+        except BaseException:
+            os._exit(1)
         if b:
-            os.write(self.st_w, b"job %d %d\n" % (int(hdr["id"]), b))
+            os.write(self.st_w, b"job %d %d\n" % (jid, b))
             os._exit(0)
         status = 1
         try:

@@ -384,6 +384,14 @@ class Controller:
                 self.leave_job_cgroup()  # the job is forked: its processes are in its cgroup
                 if j.killed:
                     background.kill(self, j)  # cancelled before its start was reported
+        elif len(parts) == 2 and parts[0] == b"nojob" and parts[1].isdigit():
+            # A Python job's fork ended before it reported the job
+            # (interp.fork_job): killed by a job_cancel, or no fork at all.
+            j = self.jobs.get(int(parts[1]))
+            if j is not None and j.pid is None:
+                self.leave_job_cgroup()
+                background.refuse(self, j, "the session could not fork the job (its limit on processes?)"
+                                  if not j.killed else "it was cancelled before it started")
         elif len(parts) == 4 and parts[0] == b"ended" and all(p.isdigit() for p in parts[1:]):
             j = self.jobs.get(int(parts[1]))
             if j is not None and j.pid == int(parts[2]) and j.status is None:
