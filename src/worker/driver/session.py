@@ -16,8 +16,11 @@ session's code cannot patch it, read it, or interrupt it.
                                      was killed and a new one started
   reset {id}                         reply {id, ok}: a fresh interpreter
   job {id, lang, code_bytes} + code  started {id}, out {id, stream} ...,
-                                     done {id, exit_code, signal}
-  jobkill {id}                       (its done follows)
+                                     done {id, exit_code, signal}; or
+                                     reply {id, ok: false, error}: busy, or
+                                     never forked (a Python job whose fork
+                                     died before it reported it: nojob)
+  jobkill {id}                       (its done, or that reply, follows)
   write {id, path, code_bytes, append} + bytes
                                      reply {id, ok, path, bytes | error, full}
   read {id, path, offset, length}    data {id} + bytes ..., then
