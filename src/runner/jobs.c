@@ -187,7 +187,8 @@ static void run_job(struct sb_sessions *ss, struct bjob *j)
 	j->sup = &sup;
 	pthread_mutex_unlock(&ss->reg.lock);
 	sb_sup_run(&sup);
-	if (sup.killed && !x.done && !x.error[0] && !sess_dead(j->reg.s, NULL, 0))
+	/* (drained: its done came, the controller refused it, or the session is gone) */
+	if (sup.killed && !x.f.ops->drained(&x.f))
 		sess_kill(j->reg.s, false, "%s", early ? "it did not answer when a job it was starting was cancelled, and was closed"
 						   : "it did not stop a job that had to be stopped, and was closed");
 	pthread_mutex_lock(&ss->reg.lock);

@@ -68,6 +68,10 @@ function resume(ctl) {
 
 const gone = (pid) => waitFor(() => !existsSync(`/proc/${pid}`), 5000);
 
+// A Python job's code: a process marked with marker, asleep for 300 s.
+const sleeper = (marker) =>
+  `import subprocess, sys\nsubprocess.run([sys.executable, "-c", "import time; time.sleep(300)", "${marker}"])`;
+
 // A job started in session sid while its controller or its interpreter is
 // stopped (SIGSTOP from here to pid): its frame waits in the controller's
 // pipe, unread, or the controller has passed it on and the interpreter has
@@ -78,7 +82,7 @@ async function jobHeldAtStart(c, sid, pid) {
   process.kill(pid, 'SIGSTOP');
   const { s } = await ok(c, 'job_start', {
     lang: 'python', session_id: sid,
-    code: `import subprocess, sys\nsubprocess.run([sys.executable, "-c", "import time; time.sleep(300)", "${marker}"])`,
+    code: sleeper(marker),
   });
   await sleep(500);
   const st = (await ok(c, 'job_status', { job_id: s.job_id })).s;
@@ -371,7 +375,7 @@ describe('background jobs', () => {
     const marker = uniqueMarker('slowfork');
     const { s } = await ok(c, 'job_start', {
       lang: 'python', session_id: sid,
-      code: `import subprocess, sys\nsubprocess.run([sys.executable, "-c", "import time; time.sleep(300)", "${marker}"])`,
+      code: sleeper(marker),
     });
     await sleep(500);
     assert.equal((await ok(c, 'job_status', { job_id: s.job_id })).s.state, 'queued');
