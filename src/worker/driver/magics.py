@@ -25,7 +25,7 @@ from .timing import TimingMagics
 SAGE_PROMPT = r'^(\s*(:?sage: |\.\.\.\.: ))+'
 
 _it2 = None    # IPython.core.inputtransformer2, or False: not found
-_text = None   # IPython.utils.text (DollarFormatter, SList)
+_text = None   # IPython.utils.text (DollarFormatter, SList): text(), on first use
 _tm = None     # the TransformerManager, with Sage's prompt stripper
 
 # The cell's work dir at the start of the job (stateless) or the session's
@@ -56,11 +56,10 @@ def _load_ipython_file(rel, name):
 def load():
     """Load IPython's transformer and text helpers (once; a process that
     forks jobs calls this first). False when IPython is not installed."""
-    global _it2, _text, _tm
+    global _it2, _tm
     if _it2 is None:
         try:
             _it2 = _load_ipython_file("core/inputtransformer2.py", "_sagebox_ipython_it2")
-            _text = _load_ipython_file("utils/text.py", "_sagebox_ipython_text")
         except Exception:
             _it2 = None
         if _it2 is None:
@@ -71,6 +70,22 @@ def load():
             _tm.cleanup_transforms.insert(0, _it2.PromptStripper(prompt_re=re.compile(SAGE_PROMPT)))
             _tm.transform_cell("%time x?\n")  # its own first-use costs, paid here
     return _it2 is not False
+
+
+def text():
+    """IPython's text helpers, loaded by the first job that needs them (a
+    !cmd), not by the worker: they import pathlib, typing and urllib
+    (~0.7 MB that every fork of the worker would copy and tear down;
+    docs/WARM.md, stop 47). None when IPython is missing."""
+    global _text
+    if _text is None:
+        try:
+            _text = _load_ipython_file("utils/text.py", "_sagebox_ipython_text")
+        except Exception:
+            _text = None
+        if _text is None:
+            _text = False
+    return _text or None
 
 
 def transform(code):
@@ -168,7 +183,7 @@ class Shell(TimingMagics):
         """$name and {expr} from the user's names (and the calling
         function's), as IPython's var_expand; left as is when they do not
         expand."""
-        if not _text:
+        if not text():
             return cmd
         ns = dict(self.glb)
         try:
@@ -176,7 +191,7 @@ class Shell(TimingMagics):
         except ValueError:
             pass
         try:
-            return _text.DollarFormatter().vformat(cmd, args=[], kwargs=ns)
+            return text().DollarFormatter().vformat(cmd, args=[], kwargs=ns)
         except Exception:
             return cmd
 
@@ -209,7 +224,7 @@ class Shell(TimingMagics):
         out = p.stdout.decode("utf-8", "replace")
         if not split:
             return out
-        return (_text.SList if _text else SList)(out.splitlines())
+        return (text().SList if text() else SList)(out.splitlines())
 
     # -- help
     def _pinfo(self, name, source):

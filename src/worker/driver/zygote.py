@@ -364,7 +364,7 @@ def run_worker(kind, shell, own_pidns, warm_budget_mib, one_job=False):
     # bare fork here, docs/WARM.md stop 45); a job that uses threads
     # imports it, as `python3 file.py` does. (Sage imports it anyway.)
     import ast, atexit, ctypes, fcntl, json, linecache, resource, select, signal  # noqa: F401,E401
-    import struct, tempfile, termios, time, traceback  # noqa: F401,E401
+    import struct, termios, time, traceback  # noqa: F401,E401
     w = Worker(kind, shell, own_pidns, warm_budget_mib, one_job)
     try:
         w.start()
