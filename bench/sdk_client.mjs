@@ -16,6 +16,7 @@
 //               session's memory as session_list reports it
 //
 // A server is {command, args, env}. Progress goes to stderr.
+import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -58,6 +59,49 @@ async function call(c, step, args) {
   return { ms, sent: sent.toString(), got: got.toString(), sc: check(step, r) };
 }
 
+// CPU time (ms) of pid and its descendants, live ones (/proc/PID/stat:
+// utime, stime, and those of the children they have reaped).
+function treeCpuMs(pid) {
+  const kids = new Map();
+  const stat = {};
+  for (const p of fs.readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(p)) continue;
+    let f;
+    try { f = fs.readFileSync(`/proc/${p}/stat`, 'utf8'); } catch { continue; }
+    const w = f.slice(f.lastIndexOf(')') + 2).split(' ');
+    stat[p] = w;
+    if (!kids.has(w[1])) kids.set(w[1], []);
+    kids.get(w[1]).push(p);
+  }
+  let ticks = 0;
+  const todo = [String(pid)];
+  while (todo.length) {
+    const p = todo.pop();
+    const w = stat[p];
+    if (w) ticks += Number(w[11]) + Number(w[12]) + Number(w[13]) + Number(w[14]);
+    todo.push(...(kids.get(p) || []));
+  }
+  return ticks * 10; // USER_HZ is 100 on Linux
+}
+
+// Until the server's processes use under 2% of a CPU for a second: the
+// Sage worker's warm-ups (plot, Maxima) run once it is ready, a few
+// seconds on a fast machine, longer on a slow one, and a measured call
+// must not share the CPUs with them.
+async function waitQuiet(c, limitMs = 120000) {
+  const pid = c.transport.pid;
+  if (!pid) return;
+  const deadline = Date.now() + limitMs;
+  let before = treeCpuMs(pid);
+  while (Date.now() < deadline) {
+    await sleep(1000);
+    const now = treeCpuMs(pid);
+    if (now - before < 20) return;
+    before = now;
+  }
+  throw new Error(`the server still busy ${limitMs / 1000} s after its workers were ready`);
+}
+
 async function waitWarm(c, kinds, settleMs) {
   const deadline = Date.now() + 300000;
   for (;;) {
@@ -68,6 +112,7 @@ async function waitWarm(c, kinds, settleMs) {
     await sleep(200);
   }
   await sleep(settleMs); // the worker's warm-ups (plot, Maxima) run once it is ready
+  await waitQuiet(c);
 }
 
 async function calls() {
@@ -123,6 +168,7 @@ async function throughput() {
   try {
     await Promise.all(cs.map((c) => waitWarm(c, plan.wait_kinds, 0)));
     await sleep(plan.settle_ms ?? 12000);
+    for (const c of cs) await waitQuiet(c);
     await Promise.all(cs.map((c) => call(c, plan.step)));
     const counts = cs.map(() => 0);
     const t0 = performance.now();
