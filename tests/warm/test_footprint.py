@@ -2,13 +2,14 @@
 imports is memory each fork copies the page-table entries of and each
 job's exit tears down (docs/WARM.md, stop 47). Modules only some jobs use
 are left to those jobs, as a fresh `python3 -I file.py` leaves them:
-tempfile (random, shutil, bz2, lzma), and IPython's text helpers (pathlib,
-urllib), which only a !cmd needs."""
+tempfile (random, shutil, bz2, lzma), IPython's text helpers (pathlib,
+urllib), which only a !cmd needs, and socket, which only the network
+relay needs (tests/network: the relay with `network` set)."""
 import subprocess
 
 from conftest import ok
 
-LEFT_TO_THE_JOB = ("tempfile", "shutil", "pathlib", "urllib.parse", "ipaddress")
+LEFT_TO_THE_JOB = ("tempfile", "shutil", "pathlib", "urllib.parse", "ipaddress", "socket", "selectors")
 PROBE = "import sys\nprint(sorted(m for m in %r if m in sys.modules))\n" % (LEFT_TO_THE_JOB,)
 
 

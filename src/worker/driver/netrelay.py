@@ -8,22 +8,25 @@ connection to that socket. It adds no power: the code could connect to the
 socket itself. It only lets pip, urllib, requests, curl and git find the
 proxy by the usual variables. Without SAGEBOX_NET_SOCKET nothing starts."""
 import os
-import selectors
-import socket
 import time
 
 PID = 0            # the relay's pid, spared by the sweeps; 0: none
+# Imported by start(), only with network: a worker carries into every
+# job's fork what it imports (docs/WARM.md, stop 47).
+selectors = socket = None
 CHUNK = 65536
 
 
 def start():
     """Bind the port now (no code runs yet, so nothing else holds it),
     then fork the relay. Returns its pid, or 0 without network."""
-    global PID
+    global PID, selectors, socket
     path = os.environ.pop("SAGEBOX_NET_SOCKET", None)
     url = os.environ.get("HTTP_PROXY", "")
     if not path or ":" not in url:
         return 0
+    import selectors
+    import socket
     port = int(url.rsplit(":", 1)[1].strip("/"))
     ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
