@@ -53,18 +53,21 @@ def _load_ipython_file(rel, name):
         return importlib.import_module("IPython." + rel[:-3].replace("/", "."))
 
 
+def _ipython_module(rel, name):
+    """_load_ipython_file's module, or False when it cannot be loaded."""
+    try:
+        return _load_ipython_file(rel, name) or False
+    except Exception:
+        return False
+
+
 def load():
-    """Load IPython's transformer and text helpers (once; a process that
-    forks jobs calls this first). False when IPython is not installed."""
+    """Load IPython's transformer (once; a process that forks jobs calls
+    this first). False when IPython is not installed."""
     global _it2, _tm
     if _it2 is None:
-        try:
-            _it2 = _load_ipython_file("core/inputtransformer2.py", "_sagebox_ipython_it2")
-        except Exception:
-            _it2 = None
-        if _it2 is None:
-            _it2 = False
-        else:
+        _it2 = _ipython_module("core/inputtransformer2.py", "_sagebox_ipython_it2")
+        if _it2:
             import re
             _tm = _it2.TransformerManager()
             _tm.cleanup_transforms.insert(0, _it2.PromptStripper(prompt_re=re.compile(SAGE_PROMPT)))
@@ -79,12 +82,7 @@ def text():
     docs/WARM.md, stop 47). None when IPython is missing."""
     global _text
     if _text is None:
-        try:
-            _text = _load_ipython_file("utils/text.py", "_sagebox_ipython_text")
-        except Exception:
-            _text = None
-        if _text is None:
-            _text = False
+        _text = _ipython_module("utils/text.py", "_sagebox_ipython_text")
     return _text or None
 
 
