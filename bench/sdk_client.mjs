@@ -168,7 +168,6 @@ async function throughput() {
   try {
     await Promise.all(cs.map((c) => waitWarm(c, plan.wait_kinds, 0)));
     await sleep(plan.settle_ms ?? 12000);
-    for (const c of cs) await waitQuiet(c);
     await Promise.all(cs.map((c) => call(c, plan.step)));
     const counts = cs.map(() => 0);
     const t0 = performance.now();

@@ -181,7 +181,8 @@ class Shell(TimingMagics):
         """$name and {expr} from the user's names (and the calling
         function's), as IPython's var_expand; left as is when they do not
         expand."""
-        if not text():
+        t = text()
+        if not t:
             return cmd
         ns = dict(self.glb)
         try:
@@ -189,7 +190,7 @@ class Shell(TimingMagics):
         except ValueError:
             pass
         try:
-            return text().DollarFormatter().vformat(cmd, args=[], kwargs=ns)
+            return t.DollarFormatter().vformat(cmd, args=[], kwargs=ns)
         except Exception:
             return cmd
 
@@ -222,7 +223,8 @@ class Shell(TimingMagics):
         out = p.stdout.decode("utf-8", "replace")
         if not split:
             return out
-        return (text().SList if text() else SList)(out.splitlines())
+        t = text()
+        return (t.SList if t else SList)(out.splitlines())
 
     # -- help
     def _pinfo(self, name, source):
