@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""Run every test meson defines in the given builds, two at a time.
+
+    run_suites.py LABEL=BUILDDIR[:nobuild] ...
+
+A suite spends most of its time waiting (a sandbox's start, a container's,
+a timeout it provokes): one at a time kept a 2-CPU machine a third busy and
+took 77 minutes there. Two lanes take tests from one queue, longest first
+(the estimates below); the podman tests run one at a time (they share the
+test user and hold a machine-wide lock; a second one would only wait). The
+unit suite is one job. SAGEBOX_TEST_LANES=1 runs everything one at a time,
+as before.
+
+What the tests depend on is built first; each test runs as `meson test -C BUILDDIR --no-rebuild NAME` with a log of
+its own; a finished test prints its result line (and its whole output when
+it did not pass), and at the end each build's results are joined into
+BUILDDIR/meson-logs/testlog.json, the file scripts/lib/test_summary.py reads.
+The ASan build's tests run with the sanitizer options that make a finding
+fail its test."""
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+
+SANITIZER_ENV = {
+    "asan": {"ASAN_OPTIONS": "detect_leaks=1:abort_on_error=1",
+             "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1"},
+}
+
+# Seconds a test took in the release build on a 2-CPU machine (stop 47's);
+# the ASan build's take about 1.4 times as long. Only the order uses them.
+ESTIMATE = {
+    "podman": 400, "fuzz": 340, "sessions": 330, "http": 190, "podman-network": 175,
+    "doctest": 150, "warm": 140, "sandbox-fresh": 137, "sandbox-session": 121,
+    "podman-official-layout": 120, "sandbox-network": 97, "mcp": 86, "sandbox": 78,
+    "driver": 66, "network": 42, "service": 35, "packages": 33, "cli-fresh": 23,
+    "cli": 23, "lmstudio": 19, "viewer": 16, "unit": 15,
+}
+SLOWER = {"asan": 1.4}
+RESULT_LINE = re.compile(r"^\s*\d+/\d+ \S+ / \S+\s+\S+")
+
+
+def lanes():
+    v = os.environ.get("SAGEBOX_TEST_LANES")
+    if v:
+        if not v.isdigit() or int(v) < 1:
+            sys.exit(f"run_suites: SAGEBOX_TEST_LANES={v!r}: give a whole number of 1 or more")
+        return int(v)
+    return max(1, min(2, os.cpu_count() or 1))
+
+
+def jobs_of(label, builddir):
+    """[(estimate, label, builddir, job name, meson test arguments)]."""
+    out = subprocess.run(["meson", "introspect", "--tests", builddir],
+                         capture_output=True, text=True, check=True).stdout
+    jobs, units = [], False
+    for t in json.loads(out):
+        if t["suite"][0].endswith(":unit") or t["suite"][0] == "unit":
+            units = True
+            continue
+        name = t["name"]
+        est = ESTIMATE.get(name, 30) * SLOWER.get(label, 1)
+        jobs.append((est, label, builddir, name, [name]))
+    if units:
+        jobs.append((ESTIMATE["unit"] * SLOWER.get(label, 1), label, builddir, "unit", ["--suite", "unit"]))
+    return jobs
+
+
+def group(job):
+    return "podman" if job[3].startswith("podman") else None
+
+
+class Queue:
+    def __init__(self, jobs):
+        self.pending = sorted(jobs, key=lambda j: -j[0])
+        self.busy = set()
+        self.cv = threading.Condition()
+        self.out = threading.Lock()
+
+    def take(self):
+        with self.cv:
+            while True:
+                if not self.pending:
+                    return None
+                for i, j in enumerate(self.pending):
+                    g = group(j)
+                    if g is None or g not in self.busy:
+                        del self.pending[i]
+                        if g:
+                            self.busy.add(g)
+                        return j
+                self.cv.wait()
+
+    def done(self, job):
+        with self.cv:
+            self.busy.discard(group(job))
+            self.cv.notify_all()
+
+
+def run_one(q, job):
+    _, label, builddir, name, args = job
+    logbase = "testlog-job-" + re.sub(r"[^A-Za-z0-9_-]", "_", name)
+    env = dict(os.environ)
+    env.update(SANITIZER_ENV.get(label, {}))
+    t = time.monotonic()
+    p = subprocess.run(["meson", "test", "-C", builddir, "--no-rebuild", "--print-errorlogs",
+                        "--num-processes", "1", "--logbase", logbase, *args],
+                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       env=env, text=True, errors="replace")
+    took = time.monotonic() - t
+    with q.out:
+        lines = [l.strip() for l in p.stdout.splitlines() if RESULT_LINE.match(l)]
+        if p.returncode == 0:
+            for l in lines:
+                print(f"[{label}] {l}")
+        else:
+            print(f"== [{label}] {name}: exit {p.returncode} after {took:.0f} s; its output:")
+            print(p.stdout.rstrip())
+        print(f"[{label}] {name}: {took:.0f} s", flush=True)
+
+
+def lane(q):
+    while True:
+        job = q.take()
+        if job is None:
+            return
+        try:
+            run_one(q, job)
+        except Exception as e:  # the summary counts its tests as not run
+            with q.out:
+                print(f"[{job[1]}] {job[3]}: could not run: {e}", flush=True)
+        finally:
+            q.done(job)
+
+
+def join_logs(builddir):
+    logs = os.path.join(builddir, "meson-logs")
+    with open(os.path.join(logs, "testlog.json"), "w") as out:
+        for n in sorted(os.listdir(logs)):
+            if n.startswith("testlog-job-") and n.endswith(".json"):
+                with open(os.path.join(logs, n)) as f:
+                    out.write(f.read())
+
+
+def main(args):
+    builds = []
+    for a in args:
+        label, _, rest = a.partition("=")
+        builddir, _, flag = rest.partition(":")
+        if flag == "nobuild":
+            continue
+        logs = os.path.join(builddir, "meson-logs")
+        for n in os.listdir(logs) if os.path.isdir(logs) else []:
+            if n.startswith("testlog"):  # never count a previous run's results
+                os.unlink(os.path.join(logs, n))
+        # what `meson test` would build first (the tests' own depends), once
+        # here: two lanes must not run ninja in one build directory at once
+        p = subprocess.run(["ninja", "-C", builddir, "meson-test-prereq"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if p.returncode:
+            print(f"run_suites: building what the tests of {builddir} need failed:\n{p.stdout}", flush=True)
+            continue
+        builds.append((label, builddir))
+    jobs = []
+    for label, builddir in builds:
+        try:
+            jobs += jobs_of(label, builddir)
+        except (OSError, subprocess.CalledProcessError, ValueError, LookupError) as e:
+            print(f"run_suites: cannot list the tests of {builddir}: {e}", flush=True)
+    n = lanes()
+    print(f"== tests: {len(jobs)} jobs ({', '.join(l for l, _ in builds)}), {n} at a time", flush=True)
+    q = Queue(jobs)
+    t = time.monotonic()
+    threads = [threading.Thread(target=lane, args=(q,)) for _ in range(n)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    for _, builddir in builds:
+        join_logs(builddir)
+    print(f"== tests took {time.monotonic() - t:.0f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
