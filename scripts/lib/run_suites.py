@@ -10,9 +10,10 @@ and alone, as every test did before; then two lanes take the other tests
 from one queue, longest first (the estimates below). The unit suite is one
 job. SAGEBOX_TEST_LANES=1 runs everything one at a time.
 
-What the tests depend on is built first; each test runs as `meson test -C BUILDDIR --no-rebuild NAME` with a log of
-its own; a finished test prints its result line (and its whole output when
-it did not pass), and at the end each build's results are joined into
+What the tests depend on is built first; each test runs as
+`meson test -C BUILDDIR --no-rebuild NAME` with a log of its own; a
+finished test prints its result line (and the last TAIL lines of its output
+when it did not pass: all of it is in its log), and at the end each build's results are joined into
 BUILDDIR/meson-logs/testlog.json, the file scripts/lib/test_summary.py reads.
 The ASan build's tests run with the sanitizer options that make a finding
 fail its test."""
@@ -23,6 +24,8 @@ import subprocess
 import sys
 import threading
 import time
+
+from test_summary import parse_builds
 
 SANITIZER_ENV = {
     "asan": {"ASAN_OPTIONS": "detect_leaks=1:abort_on_error=1",
@@ -39,7 +42,7 @@ ESTIMATE = {
     "cli": 23, "lmstudio": 19, "viewer": 16, "unit": 15,
 }
 SLOWER = {"asan": 1.4}
-TAIL = 200  # lines of a failed test's output printed here (all of it: its log)
+TAIL = 200  # lines of a failed test's output printed here
 RESULT_LINE = re.compile(r"^\s*\d+/\d+ \S+ / \S+\s+\S+")
 
 
@@ -154,10 +157,8 @@ def join_logs(builddir):
 
 def main(args):
     builds = []
-    for a in args:
-        label, _, rest = a.partition("=")
-        builddir, _, flag = rest.partition(":")
-        if flag == "nobuild":
+    for label, builddir, nobuild in parse_builds(args):
+        if nobuild:
             continue
         logs = os.path.join(builddir, "meson-logs")
         for n in os.listdir(logs) if os.path.isdir(logs) else []:

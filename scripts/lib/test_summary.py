@@ -138,12 +138,18 @@ def last_line(text):
     return lines[-1] if lines else "(no output)"
 
 
-def main(args):
+def parse_builds(args):
+    """[(label, builddir, nobuild)] of scripts/test's LABEL=BUILDDIR[:nobuild]."""
     builds = []
     for a in args:
         label, _, rest = a.partition("=")
         builddir, _, flag = rest.partition(":")
         builds.append((label, builddir, flag == "nobuild"))
+    return builds
+
+
+def main(args):
+    builds = parse_builds(args)
 
     # Both builds define the same suites; one that could not even be
     # configured is held to the other's list.
