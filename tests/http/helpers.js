@@ -48,10 +48,13 @@ export async function startServer({ args = [], env = {}, listen = '127.0.0.1:0' 
   proc.stdout.on('data', (d) => (err += d.toString()));
   const exited = new Promise((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal })));
   const end = Date.now() + 20000;
+  // The banner is several writes to stderr: wait for its token line (or
+  // the line that says there is none) too, not only the first line; under
+  // load the first can arrive alone (CI once sent "Bearer undefined").
   let url;
   while (!url) {
     const m = err.match(/serving MCP over HTTP at (\S+)/);
-    if (m) url = m[1];
+    if (m && /token: in \S+|no token:/.test(err)) url = m[1];
     else if (proc.exitCode !== null || Date.now() > end) throw new Error(`server did not start:\n${err}`);
     else await sleep(50);
   }
