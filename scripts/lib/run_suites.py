@@ -24,6 +24,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import namedtuple
 
 from test_summary import parse_builds
 
@@ -55,8 +56,13 @@ def lanes():
     return max(1, min(2, os.cpu_count() or 1))
 
 
+# One `meson test` run: its estimated seconds, the build's label and
+# directory, a name, and the arguments that select its tests.
+Job = namedtuple("Job", "estimate label builddir name args")
+
+
 def jobs_of(label, builddir):
-    """[(estimate, label, builddir, job name, meson test arguments)]."""
+    """The Jobs of a build: one per test, the unit suite as one."""
     out = subprocess.run(["meson", "introspect", "--tests", builddir],
                          capture_output=True, text=True, check=True).stdout
     jobs, units = [], False
@@ -66,9 +72,9 @@ def jobs_of(label, builddir):
             continue
         name = t["name"]
         est = ESTIMATE.get(name, 30) * SLOWER.get(label, 1)
-        jobs.append((est, label, builddir, name, [name]))
+        jobs.append(Job(est, label, builddir, name, [name]))
     if units:
-        jobs.append((ESTIMATE["unit"] * SLOWER.get(label, 1), label, builddir, "unit", ["--suite", "unit"]))
+        jobs.append(Job(ESTIMATE["unit"] * SLOWER.get(label, 1), label, builddir, "unit", ["--suite", "unit"]))
     return jobs
 
 
@@ -84,12 +90,12 @@ ALONE = ("podman", "podman-network", "podman-official-layout", "sandbox", "sandb
 
 
 def alone(job):
-    return job[3] in ALONE
+    return job.name in ALONE
 
 
 class Queue:
     def __init__(self, jobs):
-        self.pending = sorted(jobs, key=lambda j: -j[0])
+        self.pending = sorted(jobs, key=lambda j: -j.estimate)
         self.lock = threading.Lock()
         self.out = threading.Lock()
 
@@ -99,7 +105,7 @@ class Queue:
 
 
 def run_one(q, job):
-    _, label, builddir, name, args = job
+    label, builddir, name, args = job.label, job.builddir, job.name, job.args
     logbase = "testlog-job-" + re.sub(r"[^A-Za-z0-9_-]", "_", name)
     env = dict(os.environ)
     env.update(SANITIZER_ENV.get(label, {}))
@@ -143,7 +149,7 @@ def lane(q):
             run_one(q, job)
         except Exception as e:  # the summary counts its tests as not run
             with q.out:
-                print(f"[{job[1]}] {job[3]}: could not run: {e}", flush=True)
+                print(f"[{job.label}] {job.name}: could not run: {e}", flush=True)
 
 
 def join_logs(builddir):
