@@ -14,7 +14,7 @@ SIGPENDING = 128  # sandbox/user_resources.c
 
 def test_a_container_cannot_starve_other_containers_or_the_host_user():
     hog = subprocess.Popen(as_user_argv([SAGEBOX, "run", "--lang", "python", "--backend", "podman", "--image",
-                                         IMAGE, "--timeout", "120", "-"]),
+                                         IMAGE, "--timeout", "240", "-"]),
                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     hog.stdin.write(urp.hog_code())
     hog.stdin.close()
@@ -31,6 +31,7 @@ def test_a_container_cannot_starve_other_containers_or_the_host_user():
         host = urp.last_json(p.stdout.decode() + p.stderr.decode())
         assert (other, host) == ({"fresh": urp.IN_SANDBOX, "warm": urp.IN_SANDBOX}, urp.ON_HOST)
     finally:
+        urp.release()
         out = hog.stdout.read()
-        hog.wait(timeout=180)
+        hog.wait(timeout=300)
     urp.assert_hog_held_only_its_share(urp.last_json(out), SIGPENDING)

@@ -22,7 +22,7 @@ def host_check_as_sandbox_uid():
 
 
 def test_a_job_cannot_starve_other_sandboxes_or_the_host_user():
-    hog = subprocess.Popen([BIN, "run", "--lang", "python", "--timeout", "90", "-"], stdin=subprocess.PIPE,
+    hog = subprocess.Popen([BIN, "run", "--lang", "python", "--timeout", "240", "-"], stdin=subprocess.PIPE,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     hog.stdin.write(urp.hog_code())
     hog.stdin.close()
@@ -35,8 +35,9 @@ def test_a_job_cannot_starve_other_sandboxes_or_the_host_user():
         host = host_check_as_sandbox_uid()
         assert (other, host) == (urp.IN_SANDBOX | urp.NATIVE_KNOWN, urp.ON_HOST | urp.NATIVE_KNOWN)
     finally:
+        urp.release()
         out = hog.stdout.read()
-        hog.wait(timeout=120)
+        hog.wait(timeout=300)
     urp.assert_hog_held_only_its_share(urp.last_json(out), SIGPENDING)
 
 
