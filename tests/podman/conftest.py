@@ -232,7 +232,25 @@ def nothing_of_ours_left():
     """After every test: `podman ps -a` shows no container of ours."""
     yield
     left = wait_for(lambda: not ours(), timeout=15) or ours()
-    assert left is True or left == [], f"containers left behind: {left}"
+    assert left is True or left == [], f"containers left behind: {left}\n{why_left()}"
+
+
+def why_left():
+    """For a failure's message: each container of ours, its state, and
+    whether the sagebox that owns it (its label: boot.pid.start) runs."""
+    r = podman("ps", "-a", "--filter", "label=sagebox=1", "--format",
+               '{{index .Labels "sagebox.owner"}}\t{{.Names}}\t{{.Status}}')
+    lines = []
+    for line in r.stdout.decode().splitlines():
+        owner_label = line.split("\t")[0]
+        pid = owner_label.split(".")[1] if owner_label.count(".") == 2 else None
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                owner = "owner running: " + f.read().replace(b"\0", b" ").decode(errors="replace")[:200]
+        except (OSError, TypeError):
+            owner = "owner gone"
+        lines.append(f"{line.replace(chr(9), '  ')} ({owner})")
+    return "\n".join(lines)
 
 
 @pytest.fixture(scope="session")
