@@ -81,10 +81,12 @@ def jobs_of(label, builddir):
 # Tests that run alone, one at a time, before the others: the podman tests
 # (they share the test user and a machine-wide lock; beside another suite
 # under ASan one saw a finished sagebox's containers still listed 15 s
-# later, not explained yet), the sandbox battery in its four settings (its
-# per-user resource test counts what one host uid holds: another suite's
-# sandboxes of that uid change the count) and warm (beside others, its
-# driver-code test once saw no process making the cache within 30 s).
+# later, not explained yet), the sandbox battery in its four settings
+# (beside another suite its per-user resource test once found the hog had
+# let go: it held a fixed 25 s then; now it holds until the test releases
+# it, not yet tried beside others) and warm (beside others, its driver-code
+# test once saw no process making the cache within 30 s; not reproduced
+# under a loaded machine's load since).
 ALONE = ("podman", "podman-network", "podman-official-layout", "sandbox", "sandbox-fresh",
          "sandbox-network", "sandbox-session", "warm")
 
