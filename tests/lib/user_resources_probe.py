@@ -186,15 +186,21 @@ def _most_queued():
     return most
 
 
-def _hog_done():
+def _hog_pids():
+    """The processes named DONE_NAME: the hog, once it has taken everything."""
+    pids = []
     for comm in glob.glob("/proc/[0-9]*/comm"):
         try:
             with open(comm) as f:
                 if f.read().strip() == DONE_NAME:
-                    return True
+                    pids.append(int(comm.split("/")[2]))
         except OSError:
             continue
-    return False
+    return pids
+
+
+def _hog_done():
+    return bool(_hog_pids())
 
 
 def holding(limit, timeout=120):
@@ -216,12 +222,10 @@ def holding(limit, timeout=120):
 
 def release():
     """Tell the hog (every process named DONE_NAME) to let go now."""
-    for comm in glob.glob("/proc/[0-9]*/comm"):
+    for pid in _hog_pids():
         try:
-            with open(comm) as f:
-                if f.read().strip() == DONE_NAME:
-                    os.kill(int(comm.split("/")[2]), signal.SIGUSR1)
-        except (OSError, ValueError):
+            os.kill(pid, signal.SIGUSR1)
+        except OSError:  # it ended meanwhile
             continue
 
 
