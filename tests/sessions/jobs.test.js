@@ -256,6 +256,12 @@ describe('background jobs', () => {
         const cg = readFileSync(`/proc/${daemons[0].pid}/cgroup`, 'latin1');
         assert.doesNotMatch(cg, /\/job-\d+$/m, cg);
       }
+      if (sid) {
+        // (it has written to /work before the cancel: a grandchild seen
+        // by its name may not have yet, on a loaded machine)
+        const beating = async () => !(await call(c, 'file_read', { session_id: sid, path: `beat-${lang}` })).r.isError;
+        assert.ok(await waitFor(beating, 10000, 50), 'the detached grandchild writes to /work');
+      }
       await ok(c, 'job_cancel', { job_id: s.job_id });
       assert.equal((await waitState(c, s.job_id)).state, 'cancelled');
       assert.deepEqual(await waitGone(marker, 5000), [], 'no process of the job is left');
