@@ -22,6 +22,8 @@
 #   procs     reaping, the between-jobs process sweep, /proc/PID/stat
 #   rmtree    removing whatever tree a job made, through fds, no recursion
 #   janitor   the between-jobs file and IPC reset, in a process of its own
+#   forker    (Python worker) forks the spares from a copy of the worker
+#             that runs no Python; fork_loop.c is its loop
 #   figures   figures a job displays (Sage show, plots as the last
 #             expression, matplotlib) as PNG records on a pipe of their own
 #   zygote    the worker: set-up, the serve loop, spares, warm-ups; one

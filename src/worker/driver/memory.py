@@ -73,29 +73,49 @@ def huge_arenas():
 
 
 def set_arena_allocator(library, symbol):
-    """Load `library` (a shared object's bytes) from a memfd and make its
-    PyObjectArenaAllocator `symbol` this process's (the sandbox mounts no
-    file of ours: the bytes come with the driver). None, or why not."""
+    """Load `library` (a shared object's bytes) and make its
+    PyObjectArenaAllocator `symbol` this process's. None, or why not."""
+    import ctypes
+    lib, why = load_library(library, "sagebox-huge-arenas")
+    if lib is None:
+        return why
+    try:
+        allocator = ctypes.c_void_p.in_dll(lib, symbol)
+        ctypes.pythonapi.PyObject_SetArenaAllocator(ctypes.byref(allocator))
+    except (OSError, AttributeError, ValueError) as e:
+        return "cannot load it: %s" % e
+    return None
+
+
+_loaded = 0   # libraries load_library loaded
+
+
+def load_library(library, name):
+    """(a ctypes.CDLL of `library`, a shared object's bytes, loaded from a
+    memfd, None) or (None, why not). The sandbox mounts no file of ours:
+    the bytes come with the driver."""
     import ctypes
     import fcntl
     try:
-        fd = os.memfd_create("sagebox-huge-arenas", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+        fd = os.memfd_create(name, os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
     except (OSError, AttributeError) as e:
-        return "no memfd: %s" % e
+        return None, "no memfd: %s" % e
     try:
         write_all(fd, library)
         # Sealed before it is mapped: nothing (a job that found a way to
         # the file) can change the code every later job's fork runs.
         fcntl.fcntl(fd, fcntl.F_ADD_SEALS,
                     fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE)
-        lib = ctypes.CDLL("/proc/self/fd/%d" % fd)
-        allocator = ctypes.c_void_p.in_dll(lib, symbol)
-        ctypes.pythonapi.PyObject_SetArenaAllocator(ctypes.byref(allocator))
+        # A name of its own for each library: the memfd's number is free
+        # again once closed, and dlopen returns the library it already
+        # loaded under the same name (here: another library of ours).
+        global _loaded
+        _loaded += 1
+        return ctypes.CDLL("/proc/self" + "/." * _loaded + "/fd/%d" % fd), None
     except (OSError, AttributeError, ValueError) as e:
-        return "cannot load it: %s" % e
+        return None, "cannot load it: %s" % e
     finally:
         os.close(fd)
-    return None
 
 
 # What one warm-up step collapses (warmup.step): a call that comes while

@@ -202,16 +202,37 @@ class Procs:
     def __init__(self, sandboxed):
         self.sandboxed = sandboxed
         self.reaped = {}   # pid -> wait status
+        # forker.Forker: its children's statuses come from it, not waitpid
+        self.forker = None
 
     def reap(self):
         while True:
             try:
                 p, st = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
-                return
+                break
             if p == 0:
-                return
+                break
             self.reaped[p] = st
+        fk = self.forker
+        if fk is not None and (fk.pid in self.reaped or not fk.drain(self.reaped)):
+            self.lose_forker()
+
+    def lose_forker(self):
+        """The forker is gone or stuck: killed, the worker forks again
+        itself. Its children, orphaned, are ours (we are the subreaper)."""
+        import signal
+        fk, self.forker = self.forker, None
+        if fk is None:
+            return
+        fk.close()
+        if fk.pid not in self.reaped:
+            try:
+                os.kill(fk.pid, signal.SIGKILL)
+                os.waitpid(fk.pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+        self.reaped.pop(fk.pid, None)
 
     def pids(self):
         if self.sandboxed:
@@ -231,6 +252,8 @@ class Procs:
         can neither fork nor run code again. Returns None, or what went
         wrong (the worker must then retire)."""
         exempt = set(exempt)
+        if self.forker is not None:
+            exempt.add(self.forker.pid)
         deadline = time.monotonic() + REAP_GRACE
         killed, done = kill_until_gone(lambda: [p for p in self.pids() if p not in exempt], REAP_GRACE)
         if not done:
@@ -238,7 +261,10 @@ class Procs:
         waiting = {p for p in killed if wait_for(p)}
         while waiting:
             self.reap()
-            waiting = {p for p in waiting if p not in self.reaped and os.path.exists("/proc/%d" % p)}
+            # (the forker's children are reaped by it, which then says so)
+            reporter = self.forker.children if self.forker is not None else ()
+            waiting = {p for p in waiting if p not in self.reaped
+                       and (p in reporter or os.path.exists("/proc/%d" % p))}
             if not waiting:
                 break
             if time.monotonic() > deadline:

@@ -30,7 +30,7 @@ forked (confine, reseed, pre-touch, run, exit) is child.py."""
 import os
 import sys
 
-from . import cell, child, confine, driver_code, figures, job, magics, memory, pari_stack, pipenv, sage_tmp
+from . import cell, child, confine, driver_code, figures, forker, job, magics, memory, pari_stack, pipenv, sage_tmp
 from .channel import Channel, Malformed
 from .child import GO, us as _us
 from .janitor import Janitor
@@ -80,6 +80,10 @@ class Worker:
         self.dirty = None
         self.janitor = None
         self.spares = []  # pre-forked children, oldest first
+        # forker.py: forks the Python worker's spares; its loop, loaded at
+        # the start (None: the worker forks them itself)
+        self.forker_start = None
+        self.forker_started = False
         self.job_work = None
         self.warmups = list(SAGE_WARMUPS) if kind == "sage" and not one_job else []
         # Debug timing (the host's SAGEBOX_WARM_TRACE): once a job asked
@@ -130,6 +134,12 @@ class Worker:
                                    [fd for fd in self.private if fd != self.diag])
             for fd in self.janitor.fds:
                 self._own(fd)
+            # Python only: there the worker's own copy-on-write faults
+            # after each fork were ~20% of a call back to back; for Sage
+            # it measured faster on one machine kind and slower on another
+            # (docs/WARM.md, "The forker").
+            if self.sandboxed and self.kind == "python":
+                self.forker_start = forker.load()[0]
         sage_version = None
         # One job: Sage is imported by the job's child, not here, so that
         # the sandbox holds one Sage, as a fresh sandbox always did (a
@@ -191,6 +201,11 @@ class Worker:
                     self._warm_one()
                     continue
             elif not self.spares:
+                if not self.forker_started and self.forker_start is not None:
+                    # after the warm-ups (Sage's) and the heap's collapse:
+                    # the forker's copy of the heap stays in huge pages
+                    self.forker_started = True
+                    self.procs.forker = forker.start(self, self.forker_start)
                 # One spare, forked after the job before it is gone (so no
                 # job ever runs beside a waiting spare) and off the next
                 # job's critical path. (A second spare measured no faster
@@ -271,7 +286,9 @@ class Worker:
                 work = tempfile.mkdtemp(prefix="job-", dir=self.base)
             for f in (sys.stdout, sys.stderr):
                 f.flush()
-            pid = os.fork()
+            pid = self._fork_by_forker(fds, pretouch_after) if not importing else None
+            if pid is None:
+                pid = os.fork()
         except OSError:
             # (out of pids, memory or fds: the caller decides whether that
             # is fatal)
@@ -294,6 +311,20 @@ class Worker:
                 "err_r": fds["err"][0], "fig_r": fds["fig"][0], "work": work, "go": False,
                 "trace_r": fds["trace"][0] if self.trace else -1,
                 "import_r": fds["import"][0] if importing else -1}
+
+    def _fork_by_forker(self, fds, pretouch_after):
+        """The spare's pid, forked by the forker with the spare's ends of
+        fds; None when there is no forker (any more): the caller forks."""
+        fk = self.procs.forker
+        if fk is None:
+            return None
+        ends = [fds["job"][0], fds["out"][1], fds["err"][1], fds["fig"][1]]
+        if self.trace:
+            ends.append(fds["trace"][1])
+        pid = fk.fork(ends, pretouch_after, self.trace, self.procs.reaped)
+        if pid is None:
+            self.procs.lose_forker()
+        return pid
 
     def _go(self, sp):
         """Let a spare go on to its pre-touch. Only once the sandbox has
