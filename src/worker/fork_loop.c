@@ -160,8 +160,8 @@ static int serve(int sock, int wake_w, int *fds_out, int *nfds_out, double *afte
 }
 
 /* Fork the forker. ranges: [start, end) pairs of the worker's heap, backed
- * with huge pages again right before the fork (the worker's Python since
- * the warm-ups' collapse split the pages it wrote; only C runs between
+ * with huge pages again right before the fork (the worker's Python split
+ * the pages it wrote since they were last collapsed; only C runs between
  * this and the fork, so the forker starts with all of them whole; best
  * effort). close_fds: the worker's own fds (the channel to the host, the
  * janitor's pipes, the worker's end of sock), closed in the forker first

@@ -108,23 +108,24 @@ class Forker:
 
 
 def load():
-    """(the forker's start, a ctypes function, None) or (None, why not).
-    Loaded by the worker at its start, with its other libraries."""
+    """The forker's start, a ctypes function, or None where it cannot be
+    loaded (a driver without the bundle's library, no memfd): the worker
+    then forks its spares itself. Loaded by the worker at its start."""
     import ctypes
     try:
         from . import fork_loop_so
     except ImportError:
-        return None, "not in this driver (only the bundle carries the library)"
+        return None
     from .memory import load_library
-    lib, why = load_library(fork_loop_so.data(), "sagebox-fork-loop")
+    lib = load_library(fork_loop_so.data(), "sagebox-fork-loop")[0]
     if lib is None:
-        return None, why
+        return None
     fn = lib.sagebox_forker_start
     p_int = ctypes.POINTER(ctypes.c_int)
     fn.argtypes = (ctypes.POINTER(ctypes.c_ulong), ctypes.c_int, ctypes.c_int, ctypes.c_int, p_int,
                    ctypes.c_int, p_int, p_int, ctypes.POINTER(ctypes.c_double), p_int)
     fn.restype = ctypes.c_int
-    return fn, None
+    return fn
 
 
 def start(w, start_fn):

@@ -81,9 +81,9 @@ class Worker:
         self.janitor = None
         self.spares = []  # pre-forked children, oldest first
         # forker.py: forks the Python worker's spares; its loop, loaded at
-        # the start (None: the worker forks them itself)
+        # the start and dropped once the forker is made (None: not or no
+        # longer to make)
         self.forker_start = None
-        self.forker_started = False
         self.job_work = None
         self.warmups = list(SAGE_WARMUPS) if kind == "sage" and not one_job else []
         # Debug timing (the host's SAGEBOX_WARM_TRACE): once a job asked
@@ -139,7 +139,7 @@ class Worker:
             # it measured faster on one machine kind and slower on another
             # (docs/WARM.md, "The forker").
             if self.sandboxed and self.kind == "python":
-                self.forker_start = forker.load()[0]
+                self.forker_start = forker.load()
         sage_version = None
         # One job: Sage is imported by the job's child, not here, so that
         # the sandbox holds one Sage, as a fresh sandbox always did (a
@@ -201,11 +201,10 @@ class Worker:
                     self._warm_one()
                     continue
             elif not self.spares:
-                if not self.forker_started and self.forker_start is not None:
-                    # after the warm-ups (Sage's) and the heap's collapse:
-                    # the forker's copy of the heap stays in huge pages
-                    self.forker_started = True
-                    self.procs.forker = forker.start(self, self.forker_start)
+                if self.forker_start is not None:
+                    # before the first spare: every spare is the forker's
+                    start_fn, self.forker_start = self.forker_start, None
+                    self.procs.forker = forker.start(self, start_fn)
                 # One spare, forked after the job before it is gone (so no
                 # job ever runs beside a waiting spare) and off the next
                 # job's critical path. (A second spare measured no faster
@@ -286,7 +285,7 @@ class Worker:
                 work = tempfile.mkdtemp(prefix="job-", dir=self.base)
             for f in (sys.stdout, sys.stderr):
                 f.flush()
-            pid = self._fork_by_forker(fds, pretouch_after) if not importing else None
+            pid = self._fork_by_forker(fds, pretouch_after)
             if pid is None:
                 pid = os.fork()
         except OSError:
