@@ -48,6 +48,10 @@ class ForkFailed(OSError):
     """The forker's fork(2) failed (out of pids or memory)."""
 
 
+class Lost(Exception):
+    """The forker did not answer a fork request (gone or stuck)."""
+
+
 class Forker:
     """The worker's handle on its forker."""
 

@@ -288,7 +288,7 @@ class Worker:
             pid = self._fork_by_forker(fds, pretouch_after)
             if pid is None:
                 pid = os.fork()
-        except OSError:
+        except (OSError, forker.Lost) as e:
             # (out of pids, memory or fds: the caller decides whether that
             # is fatal)
             for pair in fds.values():
@@ -296,6 +296,12 @@ class Worker:
                     self.close(fd)
             if work != self.base:
                 os.rmdir(work)
+            if isinstance(e, forker.Lost):
+                # It may have forked a spare with these pipes before it
+                # stopped answering: the worker's own spare gets pipes of
+                # its own, or two processes would share the next job's
+                # code and output.
+                return self.fork_spare(pretouch_after)
             raise
         if pid == 0:
             keep = (fds["job"][0], fds["out"][1], fds["err"][1], fds["fig"][1])
@@ -313,7 +319,8 @@ class Worker:
 
     def _fork_by_forker(self, fds, pretouch_after):
         """The spare's pid, forked by the forker with the spare's ends of
-        fds; None when there is no forker (any more): the caller forks."""
+        fds; None when there is no forker: the caller forks. forker.Lost
+        when it did not answer (it is then gone)."""
         fk = self.procs.forker
         if fk is None:
             return None
@@ -323,6 +330,7 @@ class Worker:
         pid = fk.fork(ends, pretouch_after, self.trace, self.procs.reaped)
         if pid is None:
             self.procs.lose_forker()
+            raise forker.Lost()
         return pid
 
     def _go(self, sp):
