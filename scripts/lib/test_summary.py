@@ -157,7 +157,12 @@ def main(args):
     common = next((l for l in lists.values() if l), None)
 
     total = dict(suites=0, s_passed=0, s_failed=0, s_skipped=0, passed=0, failed=0, skipped=0)
-    notes = []
+    # What went wrong is printed last, after what was skipped, and each
+    # failed suite's first failed test once more at the very end: a reader
+    # of the output's last lines (CI's record keeps only those) sees the
+    # failure that came first, not the ones it caused (CI, stop 50: nine
+    # failures, the first out of sight).
+    notes, skipped, firsts = [], [], []
     for label, builddir, nobuild in builds:
         names = lists[label] or common
         if names is None:
@@ -184,19 +189,23 @@ def main(args):
                 total["failed"] += f
                 total["skipped"] += s
                 for n, why in skips:
-                    notes.append(f"{label}: {short}: skipped {n} test{'s' if n > 1 else ''}: {why}")
+                    skipped.append(f"{label}: {short}: skipped {n} test{'s' if n > 1 else ''}: {why}")
             res = r.get("result")
             if res in ("OK", "EXPECTEDFAIL"):
                 total["s_passed"] += 1
             elif res == "SKIP":
                 total["s_skipped"] += 1
-                notes.append(f"{label}: SKIPPED {short}: {last_line(stderr or stdout)}")
+                skipped.append(f"{label}: SKIPPED {short}: {last_line(stderr or stdout)}")
             else:
                 total["s_failed"] += 1
                 notes.append(f"{label}: FAILED {short} ({res}): {last_line(stdout or stderr)}")
-                notes.extend(f"{label}:   {l}" for l in failures(out))
+                failed = failures(out)
+                notes.extend(f"{label}:   {l}" for l in failed)
+                if failed:
+                    first = " ".join(l.strip() for l in failed[:3])
+                    firsts.append(f"{label}: {short}: the first failed test: {first[:600]}")
 
-    for n in notes:
+    for n in skipped + notes + firsts:
         print(n)
     t = total
     print(f"scripts/test: {t['suites']} suites expected ({', '.join(l for l, _, _ in builds)}): "

@@ -6,7 +6,7 @@
 // once, stuck controller or not (a controller that stays stuck loses its
 // session; a slow one, a slow fork or a dead interpreter does not); a job
 // the controller does not start within 60 s fails and closes its session.
-import { test, describe, before, after } from 'node:test';
+import { test, describe, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 
@@ -90,11 +90,21 @@ async function jobHeldAtStart(c, sid, pid) {
   return { id: s.job_id, marker };
 }
 
+// Sessions a failed test left open are closed, so that one failure is
+// reported as itself and not as max_sessions refusing the tests after it
+// (CI, stop 50: one failure, then eight "you already have 4 open sessions").
+async function closeLeftSessions(c) {
+  if (!c) return;
+  const { s } = await call(c, 'session_list');
+  for (const x of (s && s.sessions) || []) await call(c, 'session_close', { session_id: x.session_id });
+}
+
 describe('background jobs', () => {
   let c;
   before(async () => {
     c = await sdkClient({ args: ['--max-jobs', '3', '--job-timeout', '120'] });
   });
+  afterEach(() => closeLeftSessions(c));
   after(async () => {
     if (c) await closeClient(c);
   });
