@@ -237,7 +237,7 @@ static void top_up(struct sb_pool *p, struct keyent *k, bool backoff)
 /* Is this worker's time up, or will it be after one more job? Locked. */
 static bool due(const struct sb_pool *p, const struct sb_worker *w, uint64_t now, bool one_more)
 {
-	uint64_t age = now - w->spawned_ms;
+	uint64_t age = sb_ms_since(w->spawned_ms, now);
 	uint64_t early = one_more ? RECYCLE_EARLY_MS : 0;
 	/* jobs counts the job it is running (taken at acquire). */
 	return w->jobs + (one_more ? 1u : 0u) >= p->cfg->worker_max_jobs || age + early >= max_age_ms(p);

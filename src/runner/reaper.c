@@ -23,8 +23,11 @@ static bool busy(struct sess *s)
 static struct sess *idle_session_locked(struct sb_registry *r, uint64_t now, uint64_t idle_ms)
 {
 	for (struct sess *s = r->sessions; s; s = s->next) {
-		/* A session running a call or a job is in use, not idle. */
-		if (!s->anonymous && now - atomic_load(&s->used_ms) >= idle_ms && !reg_job_in_locked(r, s) && !busy(s)) {
+		/* A session running a call or a job is in use, not idle. (A
+		 * call may have stored its start after now was read: no lock
+		 * orders them; sb_ms_since makes that 0, never a wrap.) */
+		uint64_t idle = sb_ms_since(atomic_load(&s->used_ms), now);
+		if (!s->anonymous && idle >= idle_ms && !reg_job_in_locked(r, s) && !busy(s)) {
 			s->refs++;
 			return s;
 		}

@@ -153,8 +153,8 @@ json_t *sb_session_list(struct sb_sessions *ss, const char *owner)
 	for (size_t i = n; i-- > 0;) {
 		struct sess *s = mine[i];
 		json_t *o = json_pack("{s:s, s:s, s:I, s:I}", "session_id", s->id, "lang", sb_lang_name(s->lang), "age_s",
-				      (json_int_t)((now - s->created_ms) / 1000), "idle_s",
-				      (json_int_t)((now - atomic_load(&s->used_ms)) / 1000));
+				      (json_int_t)(sb_ms_since(s->created_ms, now) / 1000), "idle_s",
+				      (json_int_t)(sb_ms_since(atomic_load(&s->used_ms), now) / 1000));
 		pthread_mutex_lock(&s->lock);
 		json_object_set_new(o, "busy", json_boolean(s->busy));
 		pthread_mutex_unlock(&s->lock);
