@@ -376,13 +376,13 @@ describe('background jobs', () => {
   });
 
   // The session's code slows the interpreter's first fork of a job (the one
-  // that reports the job's pid) by 2 s: a job_cancel then comes while it is
-  // alive. Where a session has job cgroups the cancel kills it there (as a
+  // that reports the job's pid) by 10 s: a job_cancel then comes while it
+  // is alive (2 s once, which a loaded machine's calls could outlast). Where a session has job cgroups the cancel kills it there (as a
   // slow start under load did in CI, stop 45: no report came, the session
   // was closed); the interpreter now reports that fork's end.
   const SLOW_FORK = 'import os, time\n_real_fork, _me = os.fork, os.getpid()\n'
     + 'def _slow_fork():\n    pid = _real_fork()\n'
-    + '    if pid == 0 and os.getppid() == _me:\n        time.sleep(2)\n    return pid\n'
+    + '    if pid == 0 and os.getppid() == _me:\n        time.sleep(10)\n    return pid\n'
     + 'os.fork = _slow_fork\n';
 
   test('job_cancel while the fork that reports the job lives: the job is cancelled, the session keeps its state', { timeout: LONG }, async () => {
