@@ -19,27 +19,8 @@
 #include "runner/sessions.h"
 #include "runner/sessreg.h"
 #include "sandbox/sandbox.h"
+#include "session_run.h"
 #include "util/clock.h"
-
-/* Run code in session id; 0 with its stdout in out, or -1 with err. */
-static int run_in(struct sb_sessions *ss, const char *id, const char *code, char *out, size_t n,
-		  struct sb_error *err)
-{
-	struct sb_job j = {0};
-	j.lang = SB_LANG_PYTHON;
-	j.code = code;
-	j.code_len = strlen(code);
-	j.limits.timeout_s = 30;
-	j.limits.output_bytes = 4096;
-	struct sb_result res;
-	sb_result_init(&res);
-	struct sb_session_verdict v = {0};
-	if (sb_session_run(ss, "alice", id, &j, NULL, &res, &v, err))
-		return -1;
-	snprintf(out, n, "%s", res.out.data ? res.out.data : "");
-	sb_result_free(&res);
-	return 0;
-}
 
 /* Set the last use of session id to now + delta_ms. */
 static void used_at(struct sb_sessions *ss, const char *id, int64_t delta_ms)
@@ -75,7 +56,7 @@ int main(void)
 	CHECK(sb_session_open(ss, "alice", SB_LANG_PYTHON, &used, &err) == 0);
 	CHECK(sb_session_open(ss, "alice", SB_LANG_PYTHON, &unused, &err) == 0);
 	char out[256];
-	CHECK(run_in(ss, used.id, "kept = 7", out, sizeof out, &err) == 0);
+	CHECK(run_as(ss, "alice", used.id, "kept = 7", out, sizeof out, &err) == 0);
 
 	/* A start stored after the reaper's clock reading (5 s after, to hold
 	 * over several of its passes, one a second); and a session last used
@@ -84,12 +65,12 @@ int main(void)
 	used_at(ss, unused.id, -31 * 60 * 1000);
 	sleep(3);
 
-	CHECK(run_in(ss, used.id, "print(kept)", out, sizeof out, &err) == 0);
+	CHECK(run_as(ss, "alice", used.id, "print(kept)", out, sizeof out, &err) == 0);
 	CHECK(!strcmp(out, "7\n"));
 	if (strcmp(out, "7\n"))
 		fprintf(stderr, "the session in use: %s (%s)\n", err.msg, err.hint);
 	struct sb_error gone = {0};
-	CHECK(run_in(ss, unused.id, "1", out, sizeof out, &gone) == -1);
+	CHECK(run_as(ss, "alice", unused.id, "1", out, sizeof out, &gone) == -1);
 	CHECK_STR_CONTAINS(gone.msg, "expired after 30 min idle and was closed");
 
 	/* session_list's idle time of a start newer than its clock: 0, not
