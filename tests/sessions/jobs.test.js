@@ -92,7 +92,8 @@ async function jobHeldAtStart(c, sid, pid) {
 
 // Sessions a failed test left open are closed, so that one failure is
 // reported as itself and not as max_sessions refusing the tests after it
-// (CI, stop 50: one failure, then eight "you already have 4 open sessions").
+// (CI, stop 50: nine failures, the last ones "you already have 4 open
+// sessions", the first out of the record's sight).
 async function closeLeftSessions(c) {
   if (!c) return;
   const { s } = await call(c, 'session_list');
@@ -377,9 +378,10 @@ describe('background jobs', () => {
 
   // The session's code slows the interpreter's first fork of a job (the one
   // that reports the job's pid) by 10 s: a job_cancel then comes while it
-  // is alive (2 s once, which a loaded machine's calls could outlast). Where a session has job cgroups the cancel kills it there (as a
-  // slow start under load did in CI, stop 45: no report came, the session
-  // was closed); the interpreter now reports that fork's end.
+  // is alive (it was 2 s, which a loaded machine's calls could outlast).
+  // Where a session has job cgroups the cancel kills it there (as a slow
+  // start under load did in CI, stop 45: no report came, the session was
+  // closed); the interpreter now reports that fork's end.
   const SLOW_FORK = 'import os, time\n_real_fork, _me = os.fork, os.getpid()\n'
     + 'def _slow_fork():\n    pid = _real_fork()\n'
     + '    if pid == 0 and os.getppid() == _me:\n        time.sleep(10)\n    return pid\n'
