@@ -15,6 +15,7 @@ lists every skipped test with its reason.
 tests (any testlog.json there is stale and ignored). Exit status 0 when no
 expected suite failed or went missing.
 """
+import itertools
 import json
 import re
 import subprocess
@@ -202,7 +203,9 @@ def main(args):
                 failed = failures(out)
                 notes.extend(f"{label}:   {l}" for l in failed)
                 if failed:
-                    first = " ".join(l.strip() for l in failed[:3])
+                    # its name, then its own indented lines (location, error)
+                    own = [failed[0], *itertools.takewhile(lambda l: l.startswith(" "), failed[1:3])]
+                    first = " ".join(l.strip() for l in own)
                     firsts.append(f"{label}: {short}: the first failed test: {first[:600]}")
 
     for n in skipped + notes + firsts:
