@@ -41,7 +41,11 @@ def us():
 def run(w, work, keep, close, pretouch_after=0.0, trace_w=-1):
     """Become the job: keep (job_r, out_w, err_w, fig_w) are the spare's
     ends of its pipes, close every other fd of the worker. Never returns."""
-    import signal
+    # _signal, not signal: signal.signal turns the old handler (the
+    # worker's lambda) into a Handlers enum member, fails, and formats the
+    # error it then drops: ~45 copy-on-write faults in a new fork
+    # (docs/WARM.md, stop 52).
+    import _signal
     job_r, out_w, err_w, fig_w = keep
     status = 1
     try:
@@ -50,8 +54,8 @@ def run(w, work, keep, close, pretouch_after=0.0, trace_w=-1):
         # the worker's own fds remain.
         for fd in close:
             os.close(fd)
-        signal.set_wakeup_fd(-1)
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        _signal.set_wakeup_fd(-1)
+        _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)
         # Its own session and process group, no controlling terminal
         # (the fresh sandbox's command is setsid'd too).
         os.setsid()
@@ -134,16 +138,19 @@ def pretouch(w, job_r, after):
     and no more once the job is here (it pays the rest itself, no
     later than it would have). Not before `after` seconds have passed
     without a job: a job that comes while a cell runs waits for it."""
-    import builtins
-    import linecache
     import select
     if w.kind == "sage" and w.glb is None:
         return
+    # Back to back the job is usually here already: then nothing else
+    # (each line below touches pages of its own in a new fork).
+    if select.select([job_r], [], [], after)[0]:
+        return
+    import builtins
+    import linecache
     glb = w.glb if w.glb is not None else cell.python_globals()
-    for src in PRETOUCH[w.kind]:
-        if select.select([job_r], [], [], after)[0]:
+    for i, src in enumerate(PRETOUCH[w.kind]):
+        if i and select.select([job_r], [], [], 0)[0]:
             break
-        after = 0
         try:
             # Its names go to a dict of its own: the job gets the
             # pristine namespace itself, not a copy (copying it would

@@ -59,24 +59,45 @@ def landlock_abi():
                           ctypes.c_uint(LANDLOCK_CREATE_RULESET_VERSION))
 
 
+_scope_calls = None
+
+
+def prepare_scope():
+    """The Landlock scope's two system calls with their arguments, made
+    once, in the worker before it forks (scope_signals_and_sockets runs in
+    every new fork: there the ABI probe and the ctypes objects cost ~45
+    copy-on-write faults, where calling the prepared ones costs a few);
+    False where the kernel has no scopes."""
+    global _scope_calls
+    if _scope_calls is None:
+        import ctypes
+        if landlock_abi() < LANDLOCK_ABI_SCOPES:
+            _scope_calls = False
+        else:
+            attr = (ctypes.c_uint64 * RULESET_ATTR_FIELDS)(
+                0, 0, LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL)
+            create = (ctypes.c_long(SYS_LANDLOCK_CREATE_RULESET), ctypes.byref(attr),
+                      ctypes.c_size_t(ctypes.sizeof(attr)), ctypes.c_uint(0))
+            _scope_calls = (libc().syscall, create, ctypes.c_long(SYS_LANDLOCK_RESTRICT_SELF),
+                            ctypes.c_int, ctypes.c_uint(0))
+    return _scope_calls
+
+
 def scope_signals_and_sockets():
     """Stops: a job signalling (killing, stopping) its worker, the janitor
     or a spare, and connecting to their abstract unix sockets. A nested
     Landlock domain scoped for both lets the job reach only its own
     processes. Best effort: older kernels and Landlock-less backends rely on
     the host restarting a worker that died. Returns whether it applied."""
-    import ctypes
-    if landlock_abi() < LANDLOCK_ABI_SCOPES:
+    calls = prepare_scope()
+    if not calls:
         return False
-    attr = (ctypes.c_uint64 * RULESET_ATTR_FIELDS)(
-        0, 0, LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL)
-    sc = libc().syscall
-    fd = sc(ctypes.c_long(SYS_LANDLOCK_CREATE_RULESET), ctypes.byref(attr),
-            ctypes.c_size_t(ctypes.sizeof(attr)), ctypes.c_uint(0))
+    sc, create, restrict_self, c_int, no_flags = calls
+    fd = sc(*create)
     if fd < 0:
         return False
     try:
-        return sc(ctypes.c_long(SYS_LANDLOCK_RESTRICT_SELF), ctypes.c_int(fd), ctypes.c_uint(0)) == 0
+        return sc(restrict_self, c_int(fd), no_flags) == 0
     finally:
         os.close(fd)
 

@@ -32,6 +32,10 @@ import sys
 # as a fresh python3 -I does (tests/warm/test_footprint.py)
 import _socket
 
+# here, not in _spare: an import statement run in each new spare went
+# through importlib's Python code (~60 copy-on-write faults a call)
+from . import child
+
 # worker -> forker: pretouch_after in seconds (-1: None), flags
 REQUEST = struct.Struct("<dB")
 TRACE = 1
@@ -153,10 +157,15 @@ def start(w, start_fn):
     nfds, flags, after = ctypes.c_int(), ctypes.c_int(), ctypes.c_double()
     for f in (sys.stdout, sys.stderr):
         f.flush()
+    # Looked up here, once: in each spare, the lookup (ctypes makes and
+    # caches a function object for the name) cost ~110 copy-on-write
+    # faults, ~8 ms of CPU a call on a machine where page faults are dear
+    # (docs/WARM.md, stop 52), where calling it costs ~20.
+    after_fork = ctypes.pythonapi.PyOS_AfterFork_Child
     pid = start_fn(ranges_arr, len(ranges) // 2, theirs.fileno(), w.wake_w, close_arr, len(close), fds, ctypes.byref(nfds),
                    ctypes.byref(after), ctypes.byref(flags))
     if pid == 0:
-        _spare(w, ours, theirs, fds, nfds.value, after.value, flags.value)
+        _spare(w, after_fork, ours, theirs, fds, nfds.value, after.value, flags.value)
     theirs.close()
     if pid < 0:
         ours.close()
@@ -164,14 +173,13 @@ def start(w, start_fn):
     return Forker(pid, ours)
 
 
-def _spare(w, ours, theirs, fds, nfds, after, flags):
+def _spare(w, after_fork, ours, theirs, fds, nfds, after, flags):
     """A spare, just forked by the forker: what os.fork's child does after
-    fork(2) (the forker is one thread: nothing else to do before it), then
-    the spare's own life. Its fds: the forker closed the worker's and its
-    own (the sockets' numbers are gone: detached, never closed again)."""
-    import ctypes
-    from . import child
-    ctypes.pythonapi.PyOS_AfterFork_Child()
+    fork(2) (after_fork: PyOS_AfterFork_Child; the forker is one thread:
+    nothing else to do before it), then the spare's own life. Its fds: the
+    forker closed the worker's and its own (the sockets' numbers are gone:
+    detached, never closed again)."""
+    after_fork()
     ours.detach()
     theirs.detach()
     trace = flags & TRACE

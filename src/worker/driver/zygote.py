@@ -49,6 +49,7 @@ class Worker:
         self.kind, self.shell, self.one_job = kind, shell, one_job
         self.warm_budget_kib = warm_budget_mib * 1024
         self.libc = confine.libc()
+        confine.prepare_scope()  # for each child's scope, made once here
         # fds only the worker may hold: every child closes them all.
         self.private = set()
         # The channel moves to high fds; 0 and 1 become /dev/null.
