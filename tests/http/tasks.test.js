@@ -14,7 +14,7 @@ import { StdioClientTransport as StdioV1 } from '@modelcontextprotocol/sdk/clien
 import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 
-import { BIN, startServer, tokenFile, bearer, textOf, uniqueMarker, markedSleep, processesWith, waitFor }
+import { BIN, startServer, tokenFile, bearer, textOf, uniqueMarker, markedSleep, processesWith, waitFor, jobEnded }
   from './helpers.js';
 
 const RUN_TOOLS = ['run_python', 'run_sagemath', 'run_shell'];
@@ -100,15 +100,9 @@ function commonTests(get) {
     assert.ok(await waitFor(() => processesWith(marker).length === 0, 15000), 'its processes were killed');
     assert.equal((await client.experimental.tasks.getTask(taskId)).status, 'cancelled');
     await assert.rejects(client.experimental.tasks.cancelTask(taskId), (e) => e.code === -32602 && /already cancelled/.test(e.message));
-    // A cancel is asynchronous for the job (job_cancel: "job_status shows
-    // when it has ended"): its state turns once its thread has collected
-    // it, which on a loaded machine can come after its processes are gone.
-    let st;
-    await waitFor(async () => {
-      st = await client.callTool({ name: 'job_status', arguments: { job_id: taskId } });
-      return st.structuredContent.state !== 'running';
-    }, 15000);
-    assert.equal(st.structuredContent.state, 'cancelled', textOf(st));
+    const st = await jobEnded(async () =>
+      (await client.callTool({ name: 'job_status', arguments: { job_id: taskId } })).structuredContent, 15000);
+    assert.equal(st.state, 'cancelled', JSON.stringify(st));
   });
 
   test('an unknown task is -32602; a forbidden tool as a task is -32601', async () => {

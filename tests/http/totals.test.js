@@ -15,7 +15,7 @@ import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from '@modelcontextprotocol/client';
 
-import { MODERN, startServer, tokenFile, bearer, textOf, uniqueMarker, markedSleep, processesWith, waitFor, sleep }
+import { MODERN, startServer, tokenFile, bearer, textOf, uniqueMarker, markedSleep, processesWith, waitFor, sleep, jobEnded }
   from './helpers.js';
 
 const LONG = 180000;
@@ -51,13 +51,8 @@ async function fails(c, tool, args, re) {
 const SESSIONS_FULL = /the server already has 1 open sessions, the most allowed for all clients together \(max_sessions_total = 1\).*session_close.*--max-sessions-total/s;
 const JOBS_FULL = /the server already has 1 background jobs running, the most allowed for all clients together \(max_jobs_total = 1\).*job_cancel.*--max-jobs-total/s;
 
-async function settled(c, job) {
-  let st;
-  assert.ok(await waitFor(async () => {
-    st = await ok(c, 'job_status', { job_id: job });
-    return st.state !== 'queued' && st.state !== 'running';
-  }, 30000), `job ${job} still running`);
-  return st;
+function settled(c, job) {
+  return jobEnded(() => ok(c, 'job_status', { job_id: job }));
 }
 
 describe('server-wide totals: max_sessions_total, max_jobs_total', { timeout: 600000 }, () => {
