@@ -22,19 +22,50 @@
 #include "net/proxy.h"
 #include "sandbox/native/native.h"
 
+/* A socket at P that nobody listens on is one a killed proxy left: gone.
+ * Anything else (a live proxy's socket, a user's file) stays. */
+static void remove_stale_socket(const char *p)
+{
+	struct stat st;
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	if (lstat(p, &st) || !S_ISSOCK(st.st_mode) || strlen(p) >= sizeof a.sun_path)
+		return;
+	strcpy(a.sun_path, p);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) && errno == ECONNREFUSED)
+		unlink(p);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* The socket appears at PATH only once it listens: bound under PATH~ and
+ * linked into place, so a client that waits for PATH to exist (a script,
+ * our tests) is never refused in the moment between bind and listen. A
+ * link, not a rename: it fails on anything already at PATH, as bind did. */
 static int listen_unix(const char *path)
 {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	if (strlen(path) >= sizeof a.sun_path) {
-		fprintf(stderr, "sagebox: proxy: socket path too long: %s\n", path);
+	if (strlen(path) + 1 >= sizeof a.sun_path) {
+		fprintf(stderr, "sagebox: proxy: socket path too long (at most %zu bytes): %s\n",
+			sizeof a.sun_path - 2, path);
 		return -1;
 	}
-	strcpy(a.sun_path, path);
+	snprintf(a.sun_path, sizeof a.sun_path, "%s~", path);
+	remove_stale_socket(path);
+	remove_stale_socket(a.sun_path);
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) || listen(fd, 64)) {
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a)) {
 		fprintf(stderr, "sagebox: proxy: cannot listen on %s: %s\n", path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
+		return -1;
+	}
+	int failed = listen(fd, 64) || link(a.sun_path, path);
+	int saved = errno;
+	unlink(a.sun_path);
+	if (failed) {
+		fprintf(stderr, "sagebox: proxy: cannot listen on %s: %s\n", path, strerror(saved));
+		close(fd);
 		return -1;
 	}
 	return fd;

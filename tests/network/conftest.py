@@ -57,7 +57,14 @@ class Proxy:
         """Send data on a fresh connection; return all the proxy answers."""
         s = socket.socket(socket.AF_UNIX)
         s.settimeout(timeout)
-        s.connect(self.sock)
+        try:
+            s.connect(self.sock)
+        except OSError as e:
+            s.close()
+            alive = self.proc.poll() is None
+            raise AssertionError(f"cannot connect to the proxy: {e}; the proxy is "
+                                 + ("running" if alive else f"gone (exit {self.proc.returncode}): "
+                                    f"{self.proc.stderr.read()}")) from e
         s.sendall(data)
         out = b""
         while True:

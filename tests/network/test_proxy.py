@@ -177,3 +177,74 @@ def test_none_is_refused_by_the_command(tmp_path):
     from conftest import BIN
     r = subprocess.run([BIN, "proxy", "--listen", str(tmp_path / "s")], capture_output=True, text=True)
     assert r.returncode != 0 and "network setting is none" in r.stderr
+
+
+def start_cli_proxy(path):
+    from conftest import BIN
+    return subprocess.Popen([BIN, "proxy", "--network", "exact.test:80", "--listen", str(path)],
+                            stderr=subprocess.PIPE, text=True)
+
+
+def connects(path):
+    s = socket.socket(socket.AF_UNIX)
+    try:
+        s.connect(str(path))
+        return True
+    finally:
+        s.close()
+
+
+def test_socket_accepts_from_the_moment_it_exists(tmp_path):
+    # A client that waits for the path to exist (as scripts and our own
+    # fixtures do) is never refused: the socket listens before it appears.
+    # CI once saw ECONNREFUSED here when bind and listen were apart.
+    for i in range(20):
+        path = tmp_path / f"s{i}"
+        p = start_cli_proxy(path)
+        try:
+            while not path.exists():
+                assert p.poll() is None, p.stderr.read()
+            assert connects(path)
+            assert not (tmp_path / f"s{i}~").exists()
+        finally:
+            p.terminate()
+            p.wait(timeout=10)
+
+
+def wait_listening(p, path):
+    # The stale socket is there from the start: wait for one that answers.
+    for _ in range(500):
+        assert p.poll() is None, p.stderr.read()
+        try:
+            if connects(path):
+                return
+        except ConnectionRefusedError:
+            time.sleep(0.02)
+    raise AssertionError(f"the proxy did not listen on {path} in 10 s")
+
+
+def test_stale_socket_is_replaced_a_live_one_and_files_are_not(tmp_path):
+    path = tmp_path / "s"
+    # A socket nobody listens on (a proxy killed by a signal leaves one).
+    dead = socket.socket(socket.AF_UNIX)
+    dead.bind(str(path))
+    dead.close()
+    live = start_cli_proxy(path)
+    try:
+        wait_listening(live, path)
+        # A second proxy on a live socket refuses and leaves the first serving.
+        second = start_cli_proxy(path)
+        assert second.wait(timeout=10) != 0
+        assert "cannot listen on" in second.stderr.read()
+        assert connects(path)
+    finally:
+        live.terminate()
+        live.wait(timeout=10)
+    # A user's file at the path is never replaced.
+    f = tmp_path / "notes"
+    f.write_text("keep me")
+    p = start_cli_proxy(f)
+    assert p.wait(timeout=10) != 0
+    assert "File exists" in p.stderr.read()
+    assert f.read_text() == "keep me"
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["notes", "s"]
