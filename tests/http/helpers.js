@@ -7,27 +7,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import assert from 'node:assert/strict';
 
-import { BIN, sleep, waitFor } from '../lib/procs.mjs';
+import { BIN, sleep } from '../lib/procs.mjs';
 
 export {
-  BIN, TOOL_NAMES, sleep, textOf, processesWith, waitFor, uniqueMarker, markedSleep,
+  BIN, TOOL_NAMES, sleep, textOf, processesWith, waitFor, uniqueMarker, markedSleep, jobEnded,
 } from '../lib/procs.mjs';
 export const MODERN = '2026-07-28';
-
-// A background job's status once it has ended (neither queued nor
-// running), read through status() until then: a job's cancel is
-// asynchronous (job_cancel: "job_status shows when it has ended"), and on a
-// loaded machine its state can turn after its processes are gone. Fails
-// the test with the last status when the job still goes after ms.
-export async function jobEnded(status, ms = 30000) {
-  let st;
-  const ended = await waitFor(async () => {
-    st = await status();
-    return st.state !== 'queued' && st.state !== 'running';
-  }, ms);
-  assert.ok(ended, `the job is still ${st?.state} after ${ms} ms: ${JSON.stringify(st)}`);
-  return st;
-}
 
 // Removed when the test file's process exits (each of them left its state,
 // token and audit directories in /tmp before).

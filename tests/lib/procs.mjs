@@ -2,6 +2,7 @@
 // that needs no package: where the binary is, the tools the server offers,
 // and checks on the machine's processes (a marker in a process's argv says
 // whether code a test started still runs).
+import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -47,6 +48,26 @@ export async function waitFor(pred, ms = 30000, step = 100) {
     await sleep(step);
   }
   return false;
+}
+
+// A background job's status once done(status) holds, read through status()
+// until then; fails the test with the last status when it does not hold
+// after ms.
+export async function jobReaches(status, done, ms = 30000) {
+  let st;
+  const reached = await waitFor(async () => done(st = await status()), ms);
+  assert.ok(reached, `the job is still ${st?.state} after ${ms} ms: ${JSON.stringify(st)}`);
+  return st;
+}
+
+export const ended = (st) => st.state !== 'queued' && st.state !== 'running';
+
+// A job's status once it has ended (neither queued nor running): a job's
+// cancel is asynchronous (job_cancel: "job_status shows when it has
+// ended"), and on a loaded machine its state can turn after its processes
+// are gone.
+export function jobEnded(status, ms = 30000) {
+  return jobReaches(status, ended, ms);
 }
 
 // [] once no process carries marker, else those still there after ms.

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 export {
   BIN, sdkClient, closeClient, textOf, sleep, processesWith, waitFor, waitGone, waitPresent, uniqueMarker,
 } from '../mcp/helpers.js';
+export { jobReaches, jobEnded, ended } from '../lib/procs.mjs';
 import { textOf } from '../mcp/helpers.js';
 
 export const LONG = 180000; // a Sage session's first start, on a busy machine

@@ -11,6 +11,7 @@ import path from 'node:path';
 
 import {
   sdkClient, closeClient, call, ok, open, run, out, LONG, sleep, processesWith, waitGone, waitPresent, uniqueMarker,
+  jobEnded,
 } from './helpers.js';
 
 // A setsid'd, double-forked grandchild and a plain background child, both
@@ -76,12 +77,7 @@ describe('isolation between sessions', () => {
     assert.deepEqual(await waitGone(marker, 5000), [], 'every process of the session is gone');
     assert.ok(Date.now() - t0 < 10000);
     // its job ended with it, and says why
-    let st;
-    for (let i = 0; i < 50; i++) {
-      st = (await ok(c, 'job_status', { job_id: job.s.job_id })).s;
-      if (st.state !== 'running') break;
-      await sleep(100);
-    }
+    const st = await jobEnded(async () => (await ok(c, 'job_status', { job_id: job.s.job_id })).s, 15000);
     assert.equal(st.state, 'cancelled', JSON.stringify(st));
     assert.match(st.error, /its session ended/);
   });

@@ -12,17 +12,12 @@ import { existsSync, readFileSync } from 'node:fs';
 
 import {
   sdkClient, closeClient, call, ok, fails, open, out, LONG, sleep, processesWith, waitFor, waitGone, uniqueMarker,
+  jobReaches, ended,
 } from './helpers.js';
 
-async function waitState(c, id, done = (s) => !['queued', 'running'].includes(s.state), ms = 60000) {
-  const end = Date.now() + ms;
-  let st;
-  while (Date.now() < end) {
-    st = (await ok(c, 'job_status', { job_id: id })).s;
-    if (done(st)) return st;
-    await sleep(200);
-  }
-  assert.fail(`job ${id} still ${st && st.state}: ${JSON.stringify(st)}`);
+// A job's status once done(status) holds (by default: it has ended).
+function waitState(c, id, done = ended, ms = 60000) {
+  return jobReaches(async () => (await ok(c, 'job_status', { job_id: id })).s, done, ms);
 }
 
 function ppid(pid) {
