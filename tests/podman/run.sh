@@ -24,4 +24,4 @@ flock -o "$lock" "$here/../../scripts/podman-test-setup" "$SAGEBOX_BIN"
 # From /: the test user may not be able to enter the caller's directory (a
 # checkout under /root is mode 700); conftest.py gives it a copy of the binary.
 cd /
-exec flock -o "$lock" /usr/bin/python3 -m pytest -q -rs -p no:cacheprovider -o addopts= "$here" "$@"
+exec flock -o "$lock" /usr/bin/python3 -m pytest -q -rfEs -p no:cacheprovider -o addopts= "$here" "$@"
