@@ -47,11 +47,16 @@ class Proxy:
              'mount --bind "$1" /etc/hosts && exec "$2" proxy --network "$3" --listen "$4" --audit-log "$5"',
              "sh", str(hosts), BIN, network, self.sock, str(self.audit)],
             stderr=subprocess.PIPE, text=True)
-        for _ in range(100):
+        # (its socket appears once it listens; 15 s: an ASan build on a
+        # loaded machine starts slowly)
+        for _ in range(300):
             if os.path.exists(self.sock) or self.proc.poll() is not None:
                 break
             time.sleep(0.05)
-        assert os.path.exists(self.sock), f"the proxy did not start: {self.proc.stderr.read()}"
+        if not os.path.exists(self.sock):
+            self.proc.kill()
+            self.proc.wait()
+        assert os.path.exists(self.sock), f"the proxy did not start in 15 s: {self.proc.stderr.read()}"
 
     def raw(self, data, timeout=10):
         """Send data on a fresh connection; return all the proxy answers."""
