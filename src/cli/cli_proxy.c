@@ -31,7 +31,8 @@ static void remove_stale_socket(const char *p)
 	if (lstat(p, &st) || !S_ISSOCK(st.st_mode) || strlen(p) >= sizeof a.sun_path)
 		return;
 	strcpy(a.sun_path, p);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/* non-blocking: a live proxy with a full backlog answers EAGAIN, not a hang */
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) && errno == ECONNREFUSED)
 		unlink(p);
 	if (fd >= 0)

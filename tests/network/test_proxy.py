@@ -240,6 +240,27 @@ def test_stale_socket_is_replaced_a_live_one_and_files_are_not(tmp_path):
     finally:
         live.terminate()
         live.wait(timeout=10)
+    # A live socket whose backlog is full is live too (not a hang).
+    busy = socket.socket(socket.AF_UNIX)
+    full = tmp_path / "full"
+    busy.bind(str(full))
+    busy.listen(0)
+    waiting = []
+    while True:
+        w = socket.socket(socket.AF_UNIX)
+        w.setblocking(False)
+        waiting.append(w)
+        try:
+            w.connect(str(full))
+        except BlockingIOError:
+            break
+    p = start_cli_proxy(full)
+    assert p.wait(timeout=10) != 0
+    assert "File exists" in p.stderr.read()
+    for w in waiting:
+        w.close()
+    busy.close()
+    full.unlink()
     # A user's file at the path is never replaced.
     f = tmp_path / "notes"
     f.write_text("keep me")
