@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,18 +56,15 @@ static int listen_unix(const char *path)
 	remove_stale_socket(path);
 	remove_stale_socket(a.sun_path);
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a)) {
-		fprintf(stderr, "sagebox: proxy: cannot listen on %s: %s\n", path, strerror(errno));
+	bool bound = fd >= 0 && !bind(fd, (struct sockaddr *)&a, sizeof a);
+	bool ok = bound && !listen(fd, 64) && !link(a.sun_path, path);
+	int saved = errno;
+	if (bound)
+		unlink(a.sun_path);
+	if (!ok) {
+		fprintf(stderr, "sagebox: proxy: cannot listen on %s: %s\n", path, strerror(saved));
 		if (fd >= 0)
 			close(fd);
-		return -1;
-	}
-	int failed = listen(fd, 64) || link(a.sun_path, path);
-	int saved = errno;
-	unlink(a.sun_path);
-	if (failed) {
-		fprintf(stderr, "sagebox: proxy: cannot listen on %s: %s\n", path, strerror(saved));
-		close(fd);
 		return -1;
 	}
 	return fd;
