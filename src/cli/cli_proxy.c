@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,29 +16,27 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
 #include "core/exit_status.h"
 #include "net/proxy.h"
 #include "sandbox/native/native.h"
+#include "util/unix_socket.h"
 
 /* A socket at P that nobody listens on is one a killed proxy left: gone.
  * Anything else (a live proxy's socket, a user's file) stays. */
 static void remove_stale_socket(const char *p)
 {
 	struct stat st;
-	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	if (lstat(p, &st) || !S_ISSOCK(st.st_mode) || strlen(p) >= sizeof a.sun_path)
+	if (lstat(p, &st) || !S_ISSOCK(st.st_mode))
 		return;
-	strcpy(a.sun_path, p);
 	/* non-blocking: a live proxy with a full backlog answers EAGAIN, not a hang */
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) && errno == ECONNREFUSED)
-		unlink(p);
+	int fd = sb_unix_connect(p, SOCK_NONBLOCK);
 	if (fd >= 0)
 		close(fd);
+	else if (errno == ECONNREFUSED)
+		unlink(p);
 }
 
 /* The socket appears at PATH only once it listens: bound under PATH~ and
@@ -46,21 +45,20 @@ static void remove_stale_socket(const char *p)
  * link, not a rename: it fails on anything already at PATH, as bind did. */
 static int listen_unix(const char *path)
 {
-	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	if (strlen(path) + 1 >= sizeof a.sun_path) {
+	struct sockaddr_un a;
+	char tmp[sizeof a.sun_path + 1];
+	if (snprintf(tmp, sizeof tmp, "%s~", path) >= (int)sizeof a.sun_path) {
 		fprintf(stderr, "sagebox: proxy: socket path too long (at most %zu bytes): %s\n",
 			sizeof a.sun_path - 2, path);
 		return -1;
 	}
-	snprintf(a.sun_path, sizeof a.sun_path, "%s~", path);
 	remove_stale_socket(path);
-	remove_stale_socket(a.sun_path);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	bool bound = fd >= 0 && !bind(fd, (struct sockaddr *)&a, sizeof a);
-	bool ok = bound && !listen(fd, 64) && !link(a.sun_path, path);
+	remove_stale_socket(tmp);
+	int fd = sb_unix_bind(tmp);
+	bool ok = fd >= 0 && !listen(fd, 64) && !link(tmp, path);
 	int saved = errno;
-	if (bound)
-		unlink(a.sun_path);
+	if (fd >= 0)
+		unlink(tmp);
 	if (!ok) {
 		fprintf(stderr, "sagebox: proxy: cannot listen on %s: %s\n", path, strerror(saved));
 		if (fd >= 0)
@@ -68,6 +66,32 @@ static int listen_unix(const char *path)
 		return -1;
 	}
 	return fd;
+}
+
+/* The --listen socket, removed when a signal ends the proxy (a TERM from a
+ * service manager, a Ctrl-C), unless another file has taken its place. */
+static const char *listen_path;
+static struct stat listen_stat;
+
+static void remove_socket_and_die(int sig)
+{
+	struct stat st;
+	if (!lstat(listen_path, &st) && st.st_dev == listen_stat.st_dev && st.st_ino == listen_stat.st_ino)
+		unlink(listen_path);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void remove_socket_on_signals(const char *path)
+{
+	if (lstat(path, &listen_stat))
+		return;
+	listen_path = path;
+	struct sigaction sa = {.sa_handler = remove_socket_and_die};
+	sigfillset(&sa.sa_mask);
+	const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
+	for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
+		sigaction(sigs[i], &sa, NULL);
 }
 
 /* --socket-dir: sagebox's directory of per-sandbox sockets (net/spawn.c),
@@ -121,6 +145,8 @@ int sb_cli_proxy(int argc, char **argv)
 	int lfd = path ? listen_unix(path) : -1;
 	if (path && lfd < 0)
 		return 1;
+	if (path)
+		remove_socket_on_signals(path);
 	int audit = -1;
 	if (cfg.audit_log[0] &&
 	    (audit = open(cfg.audit_log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600)) < 0) {

@@ -16,7 +16,6 @@
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,6 +25,7 @@
 #include "util/clock.h"
 #include "util/fd.h"
 #include "util/statedir.h"
+#include "util/unix_socket.h"
 
 extern char **environ;
 
@@ -139,22 +139,6 @@ static int runtime_dir(struct front *f, char *dir, size_t n)
 	return 0;
 }
 
-static int connect_to(const char *path)
-{
-	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
-		int e = errno;
-		close(fd);
-		errno = e;
-		return -1;
-	}
-	return fd;
-}
-
 /* The service's log grows by a line or two a call, for as long as the
  * user uses --service: past this size, a starting service moves it to
  * service.log.1 (replacing the one before) and starts a new one. */
@@ -249,12 +233,12 @@ static int reach(struct front *f, int argc, char **argv)
 	SB_AUTO_FD lk = open(f->lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (lk < 0 || SB_RETRY_EINTR(flock(lk, LOCK_EX)) < 0)
 		return snprintf(f->why, sizeof f->why, "cannot lock %s: %s", f->lock, strerror(errno)), -1;
-	int fd = connect_to(f->sock);
+	int fd = sb_unix_connect(f->sock, 0);
 	if (fd < 0) {
 		if (start_service(f, argc, argv) < 0)
 			return -1;
 		uint64_t end = sb_now_ms() + START_WAIT_MS;
-		while ((fd = connect_to(f->sock)) < 0 && sb_now_ms() < end)
+		while ((fd = sb_unix_connect(f->sock, 0)) < 0 && sb_now_ms() < end)
 			usleep(10 * 1000);
 		if (fd < 0)
 			return snprintf(f->why, sizeof f->why, "the service did not start within %d ms (see its log, "

@@ -10,12 +10,12 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "net/proxy.h"
 #include "sandbox/native/native.h"
+#include "util/unix_socket.h"
 
 #define SOCK_NAME "proxy.sock"
 #define CONTROL_FD 3 /* the control socket's number in the proxy */
@@ -117,16 +117,10 @@ int sb_netproxy_start(const struct sb_config *cfg, struct sb_error *err)
 
 static int listen_at(const char *path)
 {
-	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	if (strlen(path) >= sizeof a.sun_path) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	strcpy(a.sun_path, path);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int fd = sb_unix_bind(path);
 	if (fd < 0)
 		return -1;
-	if (bind(fd, (struct sockaddr *)&a, sizeof a) || listen(fd, 64) || give(path) || chmod(path, 0666)) {
+	if (listen(fd, 64) || give(path) || chmod(path, 0666)) {
 		int saved = errno;
 		close(fd);
 		errno = saved;

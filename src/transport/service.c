@@ -12,13 +12,13 @@
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "transport/stdio.h"
 #include "util/clock.h"
 #include "util/procstat.h"
 #include "util/fd.h"
+#include "util/unix_socket.h"
 
 void sb_service_identity(pid_t pid, char *out, size_t n)
 {
@@ -168,15 +168,6 @@ static void accept_one(struct service *s, int lfd)
 
 static int bind_socket(const char *path, struct stat *bound)
 {
-	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	if (strlen(path) >= sizeof a.sun_path) {
-		fprintf(stderr, "sagebox service: socket path too long: %s\n", path);
-		return -1;
-	}
-	memcpy(a.sun_path, path, strlen(path) + 1);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
 	/* The front holds <path>.lock while it starts us: no other service
 	 * binds here meanwhile, so a file left here is stale. */
 	struct stat st;
@@ -187,10 +178,11 @@ static int bind_socket(const char *path, struct stat *bound)
 	 * 0177 made their root's directories unenterable). No window for
 	 * others either way: the front made the directory 0700 and ours
 	 * (sb_private_dir); chmod narrows the socket itself as well. */
-	if (bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || chmod(path, 0600) < 0 || listen(fd, 16) < 0 ||
-	    lstat(path, bound) < 0) {
+	int fd = sb_unix_bind(path);
+	if (fd < 0 || chmod(path, 0600) < 0 || listen(fd, 16) < 0 || lstat(path, bound) < 0) {
 		fprintf(stderr, "sagebox service: cannot listen on %s: %s\n", path, strerror(errno));
-		close(fd);
+		if (fd >= 0)
+			close(fd);
 		return -1;
 	}
 	return fd;

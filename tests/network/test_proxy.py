@@ -1,6 +1,11 @@
 """The proxy's refusal rules, through its Unix socket (issue 26)."""
+import os
+import pathlib
+import shutil
+import signal
 import socket
 import subprocess
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -212,20 +217,20 @@ def test_socket_accepts_from_the_moment_it_exists(tmp_path):
 
 
 def wait_listening(p, path):
-    # The stale socket is there from the start: wait for one that answers.
+    # A stale socket may be there from the start: wait for one that answers.
     for _ in range(500):
         assert p.poll() is None, p.stderr.read()
         try:
             if connects(path):
                 return
-        except ConnectionRefusedError:
+        except (ConnectionRefusedError, FileNotFoundError):
             time.sleep(0.02)
     raise AssertionError(f"the proxy did not listen on {path} in 10 s")
 
 
 def test_stale_socket_is_replaced_a_live_one_and_files_are_not(tmp_path):
     path = tmp_path / "s"
-    # A socket nobody listens on (a proxy killed by a signal leaves one).
+    # A socket nobody listens on (a SIGKILLed proxy leaves one).
     dead = socket.socket(socket.AF_UNIX)
     dead.bind(str(path))
     dead.close()
@@ -268,4 +273,38 @@ def test_stale_socket_is_replaced_a_live_one_and_files_are_not(tmp_path):
     assert p.wait(timeout=10) != 0
     assert "File exists" in p.stderr.read()
     assert f.read_text() == "keep me"
-    assert sorted(x.name for x in tmp_path.iterdir()) == ["notes", "s"]
+    assert not [x.name for x in tmp_path.iterdir() if x.name.endswith("~")]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_a_signal_removes_the_socket_but_not_a_file_in_its_place(tmp_path, sig):
+    # Started as root, the proxy runs as the sandbox user: it can remove its
+    # socket where that user may (a sticky directory like /tmp), not from
+    # root's own directories (the next start replaces it there).
+    where = tmp_path
+    if os.geteuid() == 0:
+        where = pathlib.Path(tempfile.mkdtemp(dir="/tmp", prefix="sagebox-test-proxy-"))
+        where.chmod(0o1777)
+    try:
+        signal_removes_the_socket(where / "s", sig)
+    finally:
+        if where != tmp_path:
+            shutil.rmtree(where)
+
+
+def signal_removes_the_socket(path, sig):
+    p = start_cli_proxy(path)
+    try:
+        wait_listening(p, path)
+    finally:
+        p.send_signal(sig)
+    assert p.wait(timeout=10) == -sig  # ended by the signal, as before
+    assert not path.exists()
+    # Someone moved the socket away and put their own file there: it stays.
+    p = start_cli_proxy(path)
+    wait_listening(p, path)
+    path.rename(path.with_name("moved"))
+    path.write_text("keep me")
+    p.send_signal(sig)
+    assert p.wait(timeout=10) == -sig
+    assert path.read_text() == "keep me"

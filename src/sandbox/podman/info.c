@@ -5,6 +5,7 @@
  * cannot change under a running process (only a new login or a different
  * DOCKER_HOST changes it, and the environment is read once). */
 #include "sandbox/podman/podman.h"
+#include "util/unix_socket.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -13,7 +14,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -134,24 +134,15 @@ static bool socket_peer_is_self(const char *docker_host, char *how, size_t n)
 			return false;
 		path = docker_host + 7;
 	}
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int fd = sb_unix_connect(path, 0);
 	if (fd < 0)
 		return false;
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	if (strlen(path) >= sizeof sa.sun_path) {
-		close(fd);
-		return false;
-	}
-	strcpy(sa.sun_path, path);
 	bool ok = false;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0) {
-		struct ucred cr;
-		socklen_t len = sizeof cr;
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0 && cr.uid == getuid() && cr.uid != 0) {
-			ok = true;
-			snprintf(how, n, "the daemon behind %s runs as uid %u (this user, not root)", path,
-				 (unsigned)cr.uid);
-		}
+	struct ucred cr;
+	socklen_t len = sizeof cr;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0 && cr.uid == getuid() && cr.uid != 0) {
+		ok = true;
+		snprintf(how, n, "the daemon behind %s runs as uid %u (this user, not root)", path, (unsigned)cr.uid);
 	}
 	close(fd);
 	return ok;
