@@ -68,21 +68,28 @@ static int listen_unix(const char *path)
 	return fd;
 }
 
-/* The --listen socket, removed when a signal ends the proxy (a TERM from a
- * service manager, a Ctrl-C), unless another file has taken its place. */
+/* The --listen socket, removed when the proxy ends or a signal ends it (a
+ * TERM from a service manager, a Ctrl-C), unless another file has taken its
+ * place. Async-signal-safe: lstat and unlink only. */
 static const char *listen_path;
 static struct stat listen_stat;
 
-static void remove_socket_and_die(int sig)
+static void remove_socket_if_ours(void)
 {
 	struct stat st;
-	if (!lstat(listen_path, &st) && st.st_dev == listen_stat.st_dev && st.st_ino == listen_stat.st_ino)
+	if (listen_path && !lstat(listen_path, &st) && st.st_dev == listen_stat.st_dev &&
+	    st.st_ino == listen_stat.st_ino)
 		unlink(listen_path);
+}
+
+static void remove_socket_and_die(int sig)
+{
+	remove_socket_if_ours();
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
 
-static void remove_socket_on_signals(const char *path)
+static void own_listen_socket(const char *path)
 {
 	if (lstat(path, &listen_stat))
 		return;
@@ -146,7 +153,7 @@ int sb_cli_proxy(int argc, char **argv)
 	if (path && lfd < 0)
 		return 1;
 	if (path)
-		remove_socket_on_signals(path);
+		own_listen_socket(path);
 	int audit = -1;
 	if (cfg.audit_log[0] &&
 	    (audit = open(cfg.audit_log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600)) < 0) {
@@ -170,8 +177,7 @@ int sb_cli_proxy(int argc, char **argv)
 		}
 	}
 	int rc = sb_proxy_run(&cfg.net, audit, control, lfd, path ? path : "");
-	if (path)
-		unlink(path);
+	remove_socket_if_ours();
 	if (socket_dir)
 		nftw(socket_dir, remove_ours, 8, FTW_DEPTH | FTW_PHYS);
 	return rc;

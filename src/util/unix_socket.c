@@ -6,7 +6,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-int sb_unix_addr(struct sockaddr_un *a, const char *path)
+/* Fill *a for path; -1 with ENAMETOOLONG when it does not fit. */
+static int unix_addr(struct sockaddr_un *a, const char *path)
 {
 	size_t n = strlen(path);
 	if (n >= sizeof a->sun_path) {
@@ -23,7 +24,7 @@ int sb_unix_addr(struct sockaddr_un *a, const char *path)
 static int unix_socket_at(const char *path, int flags, bool to_bind)
 {
 	struct sockaddr_un a;
-	if (sb_unix_addr(&a, path) < 0)
+	if (unix_addr(&a, path) < 0)
 		return -1;
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | flags, 0);
 	if (fd < 0)

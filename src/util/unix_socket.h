@@ -1,13 +1,11 @@
-/* Unix stream sockets by path: the address built with its length checked
- * (a sun_path is 108 bytes; a longer path is refused, never truncated into
- * some other path), a connect and a bind. */
+/* Unix stream sockets by path: a connect and a bind, the address built with
+ * its length checked (a sun_path is 108 bytes; a longer path is refused with
+ * ENAMETOOLONG, never truncated into some other path). */
 #ifndef SAGEBOX_UNIX_SOCKET_H
 #define SAGEBOX_UNIX_SOCKET_H
 
 #include <sys/un.h>
 
-/* Fill *a for path; -1 with ENAMETOOLONG when it does not fit. */
-int sb_unix_addr(struct sockaddr_un *a, const char *path);
 /* A SOCK_STREAM socket (close-on-exec, plus `flags`, e.g. SOCK_NONBLOCK)
  * connected to path, or -1 with errno. */
 int sb_unix_connect(const char *path, int flags);

@@ -302,9 +302,11 @@ def signal_removes_the_socket(path, sig):
     assert not path.exists()
     # Someone moved the socket away and put their own file there: it stays.
     p = start_cli_proxy(path)
-    wait_listening(p, path)
-    path.rename(path.with_name("moved"))
-    path.write_text("keep me")
-    p.send_signal(sig)
+    try:
+        wait_listening(p, path)
+        path.rename(path.with_name("moved"))
+        path.write_text("keep me")
+    finally:
+        p.send_signal(sig)
     assert p.wait(timeout=10) == -sig
     assert path.read_text() == "keep me"
