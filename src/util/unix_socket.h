@@ -4,8 +4,6 @@
 #ifndef SAGEBOX_UNIX_SOCKET_H
 #define SAGEBOX_UNIX_SOCKET_H
 
-#include <sys/un.h>
-
 /* A SOCK_STREAM socket (close-on-exec, plus `flags`, e.g. SOCK_NONBLOCK)
  * connected to path, or -1 with errno. */
 int sb_unix_connect(const char *path, int flags);

@@ -5,7 +5,6 @@
  * cannot change under a running process (only a new login or a different
  * DOCKER_HOST changes it, and the environment is read once). */
 #include "sandbox/podman/podman.h"
-#include "util/unix_socket.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -17,6 +16,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "util/unix_socket.h"
 
 static pthread_mutex_t info_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
