@@ -1,4 +1,4 @@
-"""HTTP rows of the benchmark (issue 11), kept apart from bench/run: tools/call
+"""HTTP rows of the benchmark, kept apart from bench/run: tools/call
 p50/p95 over `sagebox mcp --http` (2026-07-28 requests, one keep-alive
 connection, JSON answers) against the same calls over stdio, and jobs per
 second with 1, 4 and 16 HTTP clients (threads, each with its own

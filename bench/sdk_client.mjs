@@ -10,7 +10,7 @@
 //   first       time from spawning the server to the first call's result;
 //               with then {n, gap_ms}, the times of n calls after it
 //   throughput  `clients` servers, each called back to back for duration_ms
-//   session     session rows (issue 10): the first session_open, opens with
+//   session     session rows: the first session_open, opens with
 //               a spare ready (each closed, then pause_ms for the next spare),
 //               `nop` calls in an open session back to back, and the idle
 //               session's memory as session_list reports it

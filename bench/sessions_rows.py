@@ -1,4 +1,4 @@
-"""Session rows of the benchmark (issue 10's speed goals), through the SDK
+"""Session rows of the benchmark (the session speed goals), through the SDK
 client (bench/sdk_client.mjs, mode `session`), native:
   - session_open with a ready spare: p50 over opens (each session closed,
     then a pause long enough for the next spare);
@@ -6,8 +6,8 @@ client (bench/sdk_client.mjs, mode `session`), native:
   - a call in an open session, back to back, code `pass` (`:` in a shell
     session): the session path's overhead over the code's own run time;
   - the idle interpreter's memory as session_list reports it.
-Goals: open <= 100 ms p50 with a spare ready (issue 10); call overhead
-<= 5 ms p50 (issues 10 and 12)."""
+Goals: open <= 100 ms p50 with a spare ready; call overhead
+<= 5 ms p50."""
 TOOL = {"sage": "run_sagemath", "python": "run_python", "shell": "run_shell"}
 NOP = {"sage": "pass", "python": "pass", "shell": ":"}
 # How long a spare of the language takes to be ready again, at most.

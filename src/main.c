@@ -25,7 +25,7 @@ static void usage(FILE *out)
 		"  mcp                             serve the Model Context Protocol on stdin/stdout\n"
 		"  image build [--tag TAG]         build a Sage container image from Debian packages\n"
 		"  policy [--json]                 the system calls the sandbox refuses, and why\n"
-		"  proxy --listen SOCKET           the network proxy alone, with the network setting (issue 26)\n"
+		"  proxy --listen SOCKET           the network proxy alone, with the network setting\n"
 		"  packages add|list|remove NAME   Python packages (wheels) for every sandbox, via the proxy\n"
 		"\n"
 		"  sagebox COMMAND --help          help for one command\n"

@@ -33,14 +33,14 @@ SANITIZER_ENV = {
              "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1"},
 }
 
-# Seconds a test took in the release build on a 2-CPU machine (stop 47's);
+# Seconds a test took in the release build on a 2-CPU machine;
 # the ASan build's take about 1.4 times as long. Only the order uses them.
 ESTIMATE = {
     "podman": 400, "fuzz": 340, "sessions": 330, "http": 190, "podman-network": 175,
     "doctest": 150, "warm": 140, "sandbox-fresh": 137, "sandbox-session": 121,
     "podman-official-layout": 120, "sandbox-network": 97, "mcp": 86, "sandbox": 78,
     "driver": 66, "network": 42, "service": 35, "packages": 33, "cli-fresh": 23,
-    "cli": 23, "lmstudio": 19, "viewer": 16, "unit": 15,
+    "cli": 23, "lmstudio": 19, "viewer": 16, "unit": 15, "history": 1,
 }
 SLOWER = {"asan": 1.4}
 TAIL = 200  # lines of a failed test's output printed here

@@ -161,7 +161,7 @@ def main(args):
     # What went wrong is printed last, after what was skipped, and each
     # failed suite's first failed test once more at the very end: a reader
     # of the output's last lines (CI's record keeps only those) sees the
-    # failure that came first, not the ones it caused (CI, stop 50: nine
+    # failure that came first, not the ones it caused (in CI: nine
     # failures, the first out of sight).
     notes, skipped, firsts = [], [], []
     for label, builddir, nobuild in builds:

@@ -20,9 +20,9 @@ int sb_cli_mcp(int argc, char **argv);
 int sb_cli_service_front(int argc, char **argv, const struct sb_config *cfg);
 /* sagebox image build [--tag TAG]: a Sage image from Debian packages. */
 int sb_cli_image(int argc, char **argv);
-/* sagebox proxy --listen PATH: the network proxy in the foreground (issue 26). */
+/* sagebox proxy --listen PATH: the network proxy in the foreground. */
 int sb_cli_proxy(int argc, char **argv);
-/* sagebox packages add|list|remove: the user's package presets (issue 26). */
+/* sagebox packages add|list|remove: the user's package presets. */
 int sb_cli_packages(int argc, char **argv);
 /* sagebox policy [--json]: the syscall policy table. */
 int sb_cli_policy(int argc, char **argv);

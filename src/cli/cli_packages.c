@@ -1,4 +1,4 @@
-/* sagebox packages add|list|remove: the user's package presets (issue 26).
+/* sagebox packages add|list|remove: the user's package presets.
  *
  * `add` is the user's own command on the host, never the model's: it runs
  * the host's Sage Python as `-m pip install --target DIR --only-binary=:all:`

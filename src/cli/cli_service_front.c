@@ -1,5 +1,5 @@
 /* sagebox mcp --service: the thin stdio front of the user-level service
- * (issue 30; the service is transport/service.c). It finds the service for
+ * (the service is transport/service.c). It finds the service for
  * this uid, client and settings by a hash of them, starts it when none
  * listens, and relays stdin/stdout to its socket. Any failure before the
  * first relayed byte is said on stderr and the caller serves in-process as

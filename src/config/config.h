@@ -37,7 +37,7 @@ struct sb_config {
 	unsigned worker_max_jobs;      /* recycle a worker after this many jobs */
 	unsigned worker_max_minutes;   /* ... or after this many minutes */
 	unsigned max_concurrent;       /* jobs running at once */
-	/* Sessions and background jobs (issue 10). */
+	/* Sessions and background jobs. */
 	unsigned max_sessions;         /* open sessions per client; 0: sessions off */
 	unsigned max_sessions_total;   /* open sessions of all clients together (HTTP) */
 	unsigned session_idle_minutes; /* a session unused this long is closed */
@@ -51,7 +51,7 @@ struct sb_config {
 	char shares[SB_SHARES_MAX][PATH_MAX]; /* ... each resolved (realpath) */
 	unsigned n_shares;
 	char network[1024];            /* the allow-list, normalised, or "none" */
-	struct sb_netlist net;         /* ... parsed; net.n == 0: no network (issue 26) */
+	struct sb_netlist net;         /* ... parsed; net.n == 0: no network */
 	char export_dir[PATH_MAX];     /* file_export copies here (resolved); "" off */
 	char config_path[PATH_MAX];    /* the file that was read, or empty */
 	bool service;                  /* sagebox mcp: use the user-level service (cli/service_front.c) */

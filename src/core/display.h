@@ -1,4 +1,4 @@
-/* What a job displayed, in order (issue 27): every object Sage's display
+/* What a job displayed, in order: every object Sage's display
  * manager showed in its richest form (the driver's display.py) and every
  * figure. Text, LaTeX, HTML, SVG and three.js scenes come from the sandbox
  * as display items under caps of their own (core/figure.h's table); a PNG

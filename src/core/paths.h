@@ -13,7 +13,7 @@
 /* Host directories shared read-only with every sandbox (`share`). */
 #define SB_SHARES_MAX 8
 #define SB_SHARE_MOUNT "/data" /* each appears as /data/<its last component> */
-/* With `network` set (issue 26): the sandbox's own proxy socket is in this
+/* With `network` set: the sandbox's own proxy socket is in this
  * directory (bound read-only, that sandbox's alone), and the driver's relay
  * serves it on 127.0.0.1 at this port, named by the proxy variables. */
 #define SB_NET_MOUNT "/run/sagebox-net"

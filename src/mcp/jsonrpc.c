@@ -31,7 +31,7 @@ static void set_id(struct sb_rpc_msg *m, json_t *id)
 
 /* A message that cannot be parsed is still answered with its request's id
  * when that can be found: else the client waits for it until its timeout
- * (issue 24: an offset of 2^63, 1e999 or a repeated key got "id": null). */
+ * (an offset of 2^63, 1e999 or a repeated key got "id": null). */
 static json_t *scan_id(const char *line, size_t len)
 {
 	struct sb_idscan scan;

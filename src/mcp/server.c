@@ -86,7 +86,7 @@ static void user_put(struct sb_mcp_server *s, struct sb_slot_user *u)
 }
 
 /* May u take a free slot now? Fair share between owners: one owner's long
- * calls must not keep another's short one waiting (issue 24: four 15 s
+ * calls must not keep another's short one waiting (four 15 s
  * calls of one client held every slot, and another client's print waited
  * 13 s). So with several owners none may hold the last slot while holding
  * another (a newcomer always finds one), and when slots are contended the

@@ -1,5 +1,5 @@
 /* The `network` setting: which hosts the code in a sandbox may reach
- * through sagebox's proxy (issue 26). "none" (the default) is an empty
+ * through sagebox's proxy. "none" (the default) is an empty
  * list: no proxy, nothing changes. Otherwise comma-separated entries:
  *   HOST        a DNS name or an IP literal ([v6] in brackets), ports 80 and 443
  *   HOST:PORT   that name on that port only

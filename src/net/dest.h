@@ -1,4 +1,4 @@
-/* Which addresses the proxy connects to (issue 26): a name on the list may
+/* Which addresses the proxy connects to: a name on the list may
  * still resolve to this machine, the user's LAN or the cloud's metadata
  * service (DNS rebinding, SSRF). Those are reached only when the address
  * itself is on the list too ("mirror.lan:8080, 10.0.0.5:8080"). */

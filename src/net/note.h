@@ -1,5 +1,5 @@
 /* The one line a run result gets when its output shows a failed name
- * lookup or connection (issue 26): without it a model reads a 40-line
+ * lookup or connection: without it a model reads a 40-line
  * urllib traceback and cannot tell whether to retry. */
 #ifndef SAGEBOX_NET_NOTE_H
 #define SAGEBOX_NET_NOTE_H

@@ -1,4 +1,4 @@
-/* The proxy's loop (issue 26): listening sockets per sandbox, the control
+/* The proxy's loop: listening sockets per sandbox, the control
  * socket, relaying bytes both ways, the caps and the idle sweep, the audit
  * line. Where a request may go is proxy_decide.c. */
 #include "net/proxy.h"

@@ -1,4 +1,4 @@
-/* sagebox's network proxy (issue 26): one process per sagebox, never root,
+/* sagebox's network proxy: one process per sagebox, never root,
  * the only way out of a sandbox when the user set `network`. Each sandbox
  * gets its own listening Unix socket (bound into that sandbox alone), so
  * every connection is known by where it came from. It speaks HTTP CONNECT

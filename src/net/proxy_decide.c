@@ -1,4 +1,4 @@
-/* Where a request may go (issue 26): the head parsed, the allow-list
+/* Where a request may go: the head parsed, the allow-list
  * asked, the name looked up on a short thread, every address checked
  * (DNS rebinding, SSRF) and exactly a checked one connected to; refusals
  * answered in one line. The loop is proxy.c. */

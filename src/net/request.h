@@ -1,4 +1,4 @@
-/* The head of one request to sagebox's proxy (issue 26), parsed by
+/* The head of one request to sagebox's proxy, parsed by
  * http-parser (Debian's libhttp-parser): CONNECT host:port, or a plain
  * request in absolute form (GET http://host/path). Pure: no I/O, so the
  * fuzzer drives it (tests/fuzz/fuzz_proxy.c). */

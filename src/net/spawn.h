@@ -1,4 +1,4 @@
-/* The runner's side of the network proxy (issue 26): one `sagebox proxy
+/* The runner's side of the network proxy: one `sagebox proxy
  * --control-fd` child per sagebox process when `network` is a list, and
  * one listening Unix socket per sandbox handed to it ("add ID WHO", "del
  * ID": proxy.h). Each socket lives in a directory of its own, which the

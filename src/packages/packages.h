@@ -1,4 +1,4 @@
-/* The user's package presets (issue 26): wheels `sagebox packages add`
+/* The user's package presets: wheels `sagebox packages add`
  * installed on the host into one user-owned directory, bound read-only at
  * SB_PACKAGES_MOUNT (core/paths.h) in every sandbox, where the driver puts
  * it at the end of sys.path. This file knows where that directory is, what

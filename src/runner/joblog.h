@@ -8,7 +8,7 @@
  * SB_JOBLOG_KEEP bytes in an unnamed file (O_TMPFILE) in the state
  * directory, made at the first write and gone when the log is freed (or
  * sagebox dies). Finished jobs' logs would otherwise pin the server's own
- * memory, outside every sandbox's limit (issue 24: 32 jobs of 8 MiB raised
+ * memory, outside every sandbox's limit (32 jobs of 8 MiB raised
  * its RSS from 5 to 273 MiB). sb_joblog_drop lets the job table keep a
  * total across clients.
  * Written by the job's thread, read by any (under its own lock). */

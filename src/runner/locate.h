@@ -1,4 +1,4 @@
-/* Sage's Python, found by itself (issue 25): unless `python` is set, the
+/* Sage's Python, found by itself: unless `python` is set, the
  * sage that will run the code is asked once (`sage --python -c ...` prints
  * sys.executable, sys.prefix, sys.base_prefix and Sage's version) and the
  * answer is cached under $XDG_CACHE_HOME/sagebox, keyed by what it depends

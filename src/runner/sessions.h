@@ -1,4 +1,4 @@
-/* Sessions and background jobs (issue 10), the runner's public API for the
+/* Sessions and background jobs, the runner's public API for the
  * tools layer.
  *
  * A session is a sandbox of its own (every backend: its own namespaces,

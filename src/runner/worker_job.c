@@ -165,7 +165,7 @@ static const struct sb_feeder_ops frames_ops = {
 /* The run frame, then the code (protocol v2): the code follows the frame
  * as code_bytes raw bytes, so that the worker can splice it into the job's
  * pipe without ever holding it (a later job's child, a fork of the worker,
- * would inherit it: issue 13.1). The worker applies the host's policy
+ * would inherit it). The worker applies the host's policy
  * inside: the flood limits (max_output, max_figure_bytes), the exit grace,
  * and the figure caps the driver scales and shrinks figures to. */
 static int encode_run(struct frames_feeder *x, const struct sb_job *job, const struct sb_sink *sink)

@@ -46,7 +46,7 @@ struct sb_sandbox_req {
 	 * Backends without delegated cgroups ignore it (the controller then
 	 * tracks a job by its process tree). 0: none. */
 	unsigned job_slots;
-	/* network set (issue 26): a host directory holding this sandbox's own
+	/* network set: a host directory holding this sandbox's own
 	 * proxy socket (net/spawn.h), bound read-only at SB_NET_MOUNT, and the
 	 * proxy variables (sb_sandbox_proxy_env) in the command's
 	 * environment. NULL: no network, nothing of it. */

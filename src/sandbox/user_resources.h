@@ -1,6 +1,6 @@
 /* Kernel resources counted per host user (or per namespace) that a job could
- * hold to starve other sandboxes and the user's own programs (issue 13,
- * finding 2: 128 inotify instances and ~96k queued signals made inotify and
+ * hold to starve other sandboxes and the user's own programs (128
+ * inotify instances and ~96k queued signals made inotify and
  * timer_create fail for every process of the uid). One table of what one
  * sandbox may hold; native applies every row (rlimits in the command,
  * /proc/sys/user of its own user namespace), podman/docker the rlimit rows

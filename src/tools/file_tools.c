@@ -381,7 +381,7 @@ void sb_file_export_handler(const struct sb_tool *t, const json_t *args, struct 
 		size = rc ? 0 : json_integer_value(json_object_get(meta, "size"));
 	}
 	if (!rc && (uint64_t)size != co.written) {
-		/* A sparse file can be larger than the workspace (issue 24: a
+		/* A sparse file can be larger than the workspace (a
 		 * 100 MiB one in a 16 MiB workspace was copied cut to 16 MiB and
 		 * reported whole); a file can change while it is copied. */
 		if ((uint64_t)size > cfg->workspace_bytes)

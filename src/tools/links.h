@@ -1,4 +1,4 @@
-/* Workspace files as links (issue 27): a session's call that wrote files
+/* Workspace files as links: a session's call that wrote files
  * lists each new or changed one as an MCP resource_link content block,
  *   {"type":"resource_link", "uri":"sagebox://session/ID/PATH",
  *    "name":PATH, "mimeType":M (when the extension says)}

@@ -39,7 +39,7 @@ static void advice(FILE *f, const struct sb_result *r, const struct sb_tool *t, 
 {
 	if (r->out_of_memory) {
 		/* The sandbox died at its memory limit: the code's doing, not
-		 * the sandbox failing (issue 24). */
+		 * the sandbox failing. */
 		fprintf(f, "The code ran out of memory: it needed more than the memory limit (%s). Make the "
 			   "computation smaller or use less memory; files in /tmp and /dev/shm count against the "
 			   "limit, so delete the ones you do not need.\n", cfg->limits.memory);

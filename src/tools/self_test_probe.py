@@ -203,7 +203,7 @@ else:
     ok = (abi < 4 or bind == "EACCES") and (abi < 6 or sig == "EPERM")
     check("landlock", ok, f"ABI {abi}: TCP bind {bind}, signal to pid 1 {sig}")
 
-# The network policy as enforced (issue 26): with hosts listed, the proxy
+# The network policy as enforced: with hosts listed, the proxy
 # is asked from inside for an unlisted host (refused: 403) and for the first
 # listed one (let through: connected, or 502 when that host does not answer
 # here); with none, the sandbox has no proxy to ask.

@@ -1,4 +1,4 @@
-/* The session, file and background-job tools (issue 10): descriptions for a
+/* The session, file and background-job tools: descriptions for a
  * model, output schemas, handlers. The work is the runner's
  * (runner/sessions.h); these turn checked arguments into its calls and its
  * answers (or errors) into results a model can act on. */

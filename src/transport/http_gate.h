@@ -4,7 +4,7 @@
  * token; only then is the connection handed to libmicrohttpd, whose
  * connections each have a thread and count against max_connections.
  *
- * Why (issue 24): 270 connections that each sent a request line and then
+ * Why: 270 connections that each sent a request line and then
  * a byte a second held every one of libmicrohttpd's 256 connection slots
  * before any token was checked, and a client with a valid token got 0-1
  * answers of 30. At the gate such a connection costs a descriptor, has

@@ -1,4 +1,4 @@
-/* The user-level service (issue 30): `sagebox mcp` started by a front
+/* The user-level service: `sagebox mcp` started by a front
  * (cli/cli_service_front.c) with SAGEBOX_SERVICE_SOCKET set. It keeps the
  * usual runner, warm pool and MCP server, and serves MCP over a Unix
  * socket: one connection per front (one restarted host app each time),

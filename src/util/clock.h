@@ -10,7 +10,7 @@ uint64_t sb_now_ms(void);
 /* Milliseconds from then to now, 0 when then is later: a time another
  * thread stores without a lock (a session's last use) can be newer than a
  * now read just before it, and now - then would wrap to 584 million years
- * (the reaper closed a session in use as idle for 30 min: stop 51). */
+ * (the reaper closed a session in use as idle for 30 min). */
 static inline uint64_t sb_ms_since(uint64_t then, uint64_t now)
 {
 	return now > then ? now - then : 0;

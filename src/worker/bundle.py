@@ -7,7 +7,7 @@ loader, which registers them as the package `sagebox_driver` (a finder on
 sys.meta_path: each module is compiled when first imported, so the fresh
 path never compiles the warm worker's modules) and calls
 sagebox_driver.main.main(sys.argv[1:]). Compressed, the driver is less
-than half its text (~101 KB for ~232 KB, stop 41), under the kernel's
+than half its text (~101 KB for ~232 KB), under the kernel's
 limit for one argv string (MAX_ARG_STRLEN, 128 KiB; embed.py --max-bytes
 checks it). The test suite imports the same modules from the source tree.
 

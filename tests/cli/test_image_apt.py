@@ -1,4 +1,4 @@
-"""`sagebox image build --apt PKG` (issue 26): the extra Debian packages go
+"""`sagebox image build --apt PKG`: the extra Debian packages go
 into mmdebstrap's --include of the image's build; anything but a Debian
 package name is refused before anything runs. --dry-run only: a real build
 takes ten minutes and a gigabyte."""

@@ -1,4 +1,4 @@
-"""Sage's own doctests inside the sandbox (issue 25): `sage -t` on a slice of
+"""Sage's own doctests inside the sandbox: `sage -t` on a slice of
 Debian's Sage sources, run on the host and inside each backend (native and
 Podman; a stateless shell job and a shell session), example by example. An
 example that passes on the host and fails (or does not run) in a sandbox

@@ -176,7 +176,7 @@ def test_send_spliced_is_an_ordinary_out_frame():
 
 
 def test_header_never_holds_a_lone_surrogate():
-    """Issue 24: a file named with bytes that are not UTF-8 came out of
+    """a File named with bytes that are not UTF-8 came out of
     os.fsdecode as lone surrogates, json.dumps wrote "\\udcff", and the host
     (jansson) refused the frame, ending the session. Every string of a
     header is text the host can read: a name's bytes as \\xNN, any other

@@ -145,7 +145,7 @@ def test_list_caps(ws, monkeypatch):
 
 
 def test_names_not_utf8_round_trip(ws):
-    """Issue 24: a name that is not UTF-8 is listed as channel.text shows it
+    """a Name that is not UTF-8 is listed as channel.text shows it
     (each such byte as \\xNN), and that form names the file again for
     reading and writing."""
     from driver import channel

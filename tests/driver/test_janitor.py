@@ -1,8 +1,8 @@
 """janitor: the between-jobs reset must not crash on anything a job can
-create (issue 13.5), must remove all of it, must never follow a job's
+create, must remove all of it, must never follow a job's
 symlink out of the sandbox's directories, and must notice a change to the
 worker's own files even when no time changed (a write through a shared
-mapping on tmpfs, issue 13.4). Run on a private tmpfs directory standing in
+mapping on tmpfs). Run on a private tmpfs directory standing in
 for /tmp."""
 import mmap
 import os
@@ -176,7 +176,7 @@ def test_an_ordinary_change_to_the_workers_files_is_noticed(box):
 
 
 def test_a_change_through_a_shared_mapping_is_noticed(box):
-    """Issue 13.4: on tmpfs a MAP_SHARED write after the pages were
+    """on Tmpfs a MAP_SHARED write after the pages were
     read-faulted updates neither mtime nor ctime."""
     p = cache(box)
     before = os.stat(p)

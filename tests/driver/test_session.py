@@ -330,7 +330,7 @@ def wait_pids(marker, present, timeout=10):
 
 @session_of("python")
 def test_reset_kills_detached_processes_and_spares_jobs(session):
-    # Issue 24: a setsid'ed, double-forked daemon that ignores TERM, HUP and
+    # A setsid'ed, double-forked daemon that ignores TERM, HUP and
     # INT survived session_reset and kept changing the "fresh" session.
     daemon, job = "sbx-daemon-%d" % os.getpid(), "sbx-resetjob-%d" % os.getpid()
     session.run(detached(daemon))
@@ -344,7 +344,7 @@ def test_reset_kills_detached_processes_and_spares_jobs(session):
     # a running job is not the interpreter's: it and what it detached run on
     assert pids_with(job.encode())
     assert session.run("print('fresh')").out == "fresh\n"
-    # Issue 24: job_cancel missed what the job detached (setsid grandchild)
+    # Job_cancel missed what the job detached (setsid grandchild)
     session.ch.send({"type": "jobkill", "id": jid})
     assert Result(session.until(jid, "done", timeout=10)).done["killed"]
     assert wait_pids(job, False) == [], "the job's detached grandchild outlived its cancel"

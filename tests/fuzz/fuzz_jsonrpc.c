@@ -107,7 +107,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (whole && json_is_object(m.root) && !json_equal(whole, parsed))
 		abort();
 	/* A message that does not parse is answered with the id the scanner
-	 * finds, if any (issue 24). */
+	 * finds, if any. */
 	if (m.kind == SB_RPC_INVALID && m.err_code == SB_RPC_PARSE_ERROR && (!whole != !m.id || (whole && !json_equal(whole, m.id))))
 		abort();
 	json_decref(whole);

@@ -1,4 +1,4 @@
-// The MCP Apps extension (io.modelcontextprotocol/ui, issue 27) and
+// The MCP Apps extension (io.modelcontextprotocol/ui) and
 // resources, with the official SDK clients: the viewer and the tools'
 // _meta.ui only for a client that declares the extension, in both protocol
 // eras (initialize's capabilities; 2026-07-28's per-request client

@@ -1,4 +1,4 @@
-// Issue 24, finding 2: max_concurrent job slots are shared fairly between
+// Max_concurrent job slots are shared fairly between
 // clients (tokens). One client's long calls must not freeze another's
 // short one: with several tokens no client may hold every slot, and a call
 // that waits for its session's turn holds none. Alice and Bob, each an

@@ -1,4 +1,4 @@
-// Issue 24, finding 1: connections that never show a token must not starve
+// Connections that never show a token must not starve
 // a client that has one. The attack: 270 plain TCP connections (more than
 // the 256 connection slots) that each send a request line and a Host
 // header, then a byte a second, and reconnect whenever they are cut. Before,

@@ -1,4 +1,4 @@
-// MCP Tasks (issue 28) driven by the official clients. Revision 2025-11-25:
+// MCP Tasks driven by the official clients. Revision 2025-11-25:
 // SDK v1's experimental tasks API (client.experimental.tasks) over stdio and
 // over HTTP: a Sage job that runs longer than the client's request timeout
 // is polled to its result; a task is the background job of the same id

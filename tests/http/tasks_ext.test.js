@@ -1,4 +1,4 @@
-// MCP Tasks in revision 2026-07-28 (issue 28): the extension
+// MCP Tasks in revision 2026-07-28: the extension
 // io.modelcontextprotocol/tasks (SEP-2663) driven by the official SDK v2
 // client with @modelcontextprotocol/ext-tasks, over HTTP and over stdio.
 // A client that names the extension gets a task for every run tool call (a

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """What `meson install` adds beside the binary, checked against the binary
-itself (issue 29): the man page names every command, flag, MCP tool and
+itself: the man page names every command, flag, MCP tool and
 setting (with its range and default) that `sagebox --help`, `CMD --help` and
 `--help-settings` print; bash completion completes the commands, each
 command's flags and the values of the settings that are a list; the example

@@ -1,5 +1,5 @@
 """Plant secrets in one warm call and look for them in the next call's
-whole address space (issue 13.1): shared by tests/warm (native) and
+whole address space: shared by tests/warm (native) and
 tests/podman. A Python or Sage call also displays a figure whose PNG holds a
 secret (a tEXt chunk): figure bytes travel like output, spliced by the
 worker, never held by it. The next call's own code must hold the secrets too, to

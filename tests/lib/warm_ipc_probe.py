@@ -1,4 +1,4 @@
-"""Issue 13, finding 3: IPC objects left by one warm call must not be seen by
+"""IPC Objects left by one warm call must not be seen by
 the next call on the same worker. Call 1 creates a POSIX message queue and a
 SysV message queue, shared memory segment and semaphore set, and leaves a
 message in each queue; call 2 looks for them. Before the fix, podman's call 2

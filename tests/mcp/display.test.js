@@ -1,4 +1,4 @@
-// Sage's rich output (issue 27) through the official SDK client against the
+// Sage's rich output through the official SDK client against the
 // real binary, in warm and fresh isolation: every displayed object in
 // structuredContent.display, in order and in its richest form (the shape a
 // viewer reads, docs/ARCHITECTURE.md "Rich output"), LaTeX as a "$$ … $$"

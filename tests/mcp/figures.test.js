@@ -1,4 +1,4 @@
-// Figures (issue 10, pictures): a plot the code displays comes back as an
+// Figures (pictures): a plot the code displays comes back as an
 // MCP image content block (PNG) plus a text line naming it, through the
 // official SDK client against the real binary, in warm and fresh isolation.
 // Each PNG is decoded here: signature, IHDR, and the inflated image data
@@ -35,7 +35,7 @@ function checkFigures(r, { savedAs } = {}) {
   });
   assert.ok(total <= MAX_TOTAL, `${total} bytes of figures`);
   // the bytes travel once: as images, never in structuredContent (a display
-  // PNG item names its image block: issue 27)
+  // PNG item names its image block)
   assert.ok(!JSON.stringify(r.structuredContent).includes(images[0]?.data.slice(0, 64) ?? '\0'));
   const pngs = (r.structuredContent.display || []).filter((e) => e.kind === 'png' || e.kind === 'threejs');
   assert.equal(pngs.length, images.length);

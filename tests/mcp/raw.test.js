@@ -37,7 +37,7 @@ describe('initialize and version negotiation', () => {
       assert.equal(typeof r.serverInfo.title, 'string');
       assert.ok(r.capabilities.tools);
       assert.ok(r.capabilities.logging);
-      // resources: session files and the MCP Apps viewer (issue 27); no prompts.
+      // resources: session files and the MCP Apps viewer; no prompts.
       assert.ok(r.capabilities.resources && !r.capabilities.prompts);
       assert.match(r.instructions, /R\.<x> = QQ\[\]/);
       assert.match(r.instructions, /print/);
@@ -176,7 +176,7 @@ describe('malformed messages', () => {
   test('duplicate keys are refused', () => withServer(async (s) => {
     await s.initialize();
     s.send('{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"sandbox_status","name":"run_shell"}}');
-    // (answered with its id, found by the scanner: issue 24)
+    // (answered with its id, found by the scanner)
     const r = await s.response(9);
     assert.equal(r.error.code, -32700);
   }));
@@ -331,7 +331,7 @@ describe('methods and params', () => {
   }));
 });
 
-// Issue 13, finding 6: strings were compared as C strings, so "ping\u0000x"
+// Strings were compared as C strings, so "ping\u0000x"
 // answered as ping and the tool "run_python\u0000x" ran run_python.
 describe('embedded NUL characters (\\u0000)', () => {
   test('a method with a NUL is not that method', () => withServer(async (s) => {

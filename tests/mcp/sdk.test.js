@@ -324,7 +324,7 @@ describe('settings and audit log', () => {
     assert.ok(!('code_sha256' in ss) && !('code_sha256' in s));
   });
 
-  // Issue 13, finding 7: code that ran must be on record even when the
+  // Code that ran must be on record even when the
   // server is killed before the call ends.
   test('the audit log keeps a call whose server was SIGKILLed mid-run', { timeout: 60000 }, async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'sagebox-audit-'));

@@ -6,7 +6,7 @@
  * A call stores its start (sess->used_ms) without the registry's lock, so
  * it can land after the reaper read the clock and before it compared: the
  * difference wrapped, and a session in use was closed as expired (seen in
- * stop 51's stress runs of tests/sessions/jobs.test.js: a session opened
+ * stress runs of tests/sessions/jobs.test.js: a session opened
  * 120 ms before). Here the store that lands late is made on purpose. */
 #include <signal.h>
 #include <stdio.h>

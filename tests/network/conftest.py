@@ -1,4 +1,4 @@
-"""The network proxy (issue 26) driven through its Unix socket by real
+"""The network proxy driven through its Unix socket by real
 clients (raw sockets, urllib, curl) against real servers on loopback. The
 proxy resolves names from a test hosts file: each proxy runs in its own
 mount namespace with that file bound over /etc/hosts (no hook in the code)."""

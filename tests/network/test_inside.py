@@ -1,4 +1,4 @@
-"""The network setting from INSIDE the sandbox (issue 26, stage 3): sagebox
+"""The network setting from INSIDE the sandbox: sagebox
 starts its proxy, binds each sandbox's own socket into it, the driver's
 relay serves it on 127.0.0.1, and the code's ordinary clients (urllib,
 curl) reach the listed hosts and nothing else. sagebox runs in a mount

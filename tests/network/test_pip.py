@@ -1,5 +1,5 @@
-"""pip inside the sandbox when the user's `network` list allows the index
-(issue 26): `pip install` in a shell session, %pip in a Python session,
+"""pip inside the sandbox when the user's `network` list allows the index:
+`pip install` in a shell session, %pip in a Python session,
 %pip and `!sage -pip` in a Sage session install the hand-made wheel of
 tests/packages/pyindex.py from a simple index on the host's loopback,
 reached by name through sagebox's proxy (its hosts file maps pypi.test to

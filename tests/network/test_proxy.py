@@ -1,4 +1,4 @@
-"""The proxy's refusal rules, through its Unix socket (issue 26)."""
+"""The proxy's refusal rules, through its Unix socket."""
 import os
 import pathlib
 import shutil
@@ -134,7 +134,7 @@ def test_connections_cap(proxy, origin):
     assert status(r) == 503 and b"too many network connections" in r
     # A client that connects and only then writes (every real one) hears the
     # 503 too: the proxy waits for its head instead of closing at accept,
-    # which made the client's send fail with EPIPE (CI, stop 33).
+    # which made the client's send fail with EPIPE (CI).
     late = socket.socket(socket.AF_UNIX)
     late.settimeout(10)
     late.connect(p.sock)

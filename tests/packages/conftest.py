@@ -1,4 +1,4 @@
-"""`sagebox packages` (issue 26): a wheel from a simple index on loopback,
+"""`sagebox packages`: a wheel from a simple index on loopback,
 installed through sagebox's own proxy into a packages directory of the
 test's own (XDG_DATA_HOME), then seen read-only by stateless runs."""
 import json

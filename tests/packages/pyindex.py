@@ -1,6 +1,6 @@
 """A tiny wheel made by hand (zipfile: nothing is built or downloaded) and
 a PEP 503 simple index serving it on loopback (python's http.server), for
-`sagebox packages add` (issue 26). Also an sdist-only project: wheels only
+`sagebox packages add`. Also an sdist-only project: wheels only
 are ever installed, so adding it must fail."""
 import base64
 import functools

@@ -1,6 +1,6 @@
 """A running `sagebox mcp` (LM Studio keeps one for hours) sees what
 `sagebox packages add` installs after it started, and what the model is told
-about it: no restart of the host app (issue 26)."""
+about it: no restart of the host app."""
 import os
 import stat
 

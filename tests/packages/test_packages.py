@@ -1,4 +1,4 @@
-"""`sagebox packages add|list|remove` and what sandboxes see of it (issue 26)."""
+"""`sagebox packages add|list|remove` and what sandboxes see of it."""
 import json
 import os
 

@@ -1,4 +1,4 @@
-"""Issue 13, finding 8: a container must not show the code more of the host
+"""a Container must not show the code more of the host
 than the native sandbox does: no host /sys, no kernel symbols, no host cgroup
 path, no host /etc/hosts entries, no host-chosen hostname."""
 import json

@@ -1,4 +1,4 @@
-"""The network setting on Podman (and Docker through podman's API), issue 26
+"""The network setting on Podman (and Docker through podman's API)
 stage 4: sagebox's proxy runs on the host as the test user, each container
 gets its own socket directory bound read-only at /run/sagebox-net and the
 proxy variables, and keeps --network=none: the driver's relay serves the

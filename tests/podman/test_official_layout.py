@@ -1,4 +1,4 @@
-"""The official SageMath image's layout with no python setting (issue 25):
+"""The official SageMath image's layout with no python setting:
 sagebox asks the image's sage for its Python (a venv under /home/sage/sage,
 no /usr/bin/python3 in the image), remembers the answer by the image's ID,
 and runs warm, fresh, in a session and with figures. The image is built

@@ -1,5 +1,5 @@
 """`sagebox packages add` as the test user, then a stateless run in a
-Podman container sees the package read-only (issue 26). The wheel and its
+Podman container sees the package read-only. The wheel and its
 index: tests/packages/pyindex.py."""
 import os
 import shutil

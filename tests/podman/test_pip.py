@@ -1,5 +1,5 @@
 """pip inside a Podman container when the user's `network` list allows the
-index (issue 26; the native version is tests/network/test_pip.py): %pip
+index (the native version is tests/network/test_pip.py): %pip
 in a Python or Sage session and `pip install` in a shell session install
 the hand-made wheel of tests/packages/pyindex.py from a simple index on the
 host's loopback, reached as pypi.test through sagebox's proxy (sagebox runs

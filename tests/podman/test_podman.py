@@ -22,7 +22,7 @@ ALLOWED_ENV = {
     "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "PYTHONNOUSERSITE",
     "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "MPLBACKEND",
     "HOSTNAME",  # set by the runtime to the container's own name
-    "SYMPOW_PKGCACHEDIR",  # set by the driver: sympow's cache under $DOT_SAGE (issue 25)
+    "SYMPOW_PKGCACHEDIR",  # set by the driver: sympow's cache under $DOT_SAGE
 }
 # With a network list (the podman-network suite), also the proxy's
 # variables (sandbox.c) and pip's (the driver's pipenv.py): none is a secret.
@@ -215,7 +215,7 @@ def test_python_runs_and_reports_backend(isolation):
 @pytest.mark.parametrize("isolation", ["fresh", "warm"])
 def test_the_job_is_the_oom_killers_first_choice(isolation):
     """confine.prefer_oom_kill in the container too (natively:
-    tests/warm/test_oom_score.py); 0 before stop 45's fix."""
+    tests/warm/test_oom_score.py)."""
     res, p = run_code("print(open('/proc/self/oom_score_adj').read().strip())", args=("--isolation", isolation))
     assert res and res["ok"], (res, p.stderr)
     assert res["stdout"] == "1000\n", res
@@ -670,7 +670,7 @@ def test_docker_rootful_endpoint_refused(docker_socket):
 
 
 def test_repl_syntax_and_sympow_cache_in_the_container():
-    # issue 25: IPython/Sage REPL syntax runs in the container's driver too
+    # IPython/Sage REPL syntax runs in the container's driver too
     # (its IPython's transformer), and sympow's cache is the container's own
     res, p = run_code("%time f = factor(2^128+1)\n!echo hi\nprint(EllipticCurve('11a').modular_degree())\n"
                       "%display latex\nx^2/3\n", lang="sage", args=("--memory", "1g"))
@@ -678,6 +678,6 @@ def test_repl_syntax_and_sympow_cache_in_the_container():
     out = res["stdout"].splitlines()
     assert out[0].startswith("CPU times: user ") and out[1].startswith("Wall time: "), res
     assert out[2:] == ["hi", "1"], res
-    # the value under %display latex is a LaTeX display item (issue 27)
+    # the value under %display latex is a LaTeX display item
     assert res["display"] == [{"kind": "latex", "latex": "\\frac{1}{3} \\, x^{2}"}], res
     assert "WARNING" not in res["stderr"], res

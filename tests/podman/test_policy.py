@@ -1,5 +1,5 @@
-"""The syscall policy table, checked from inside a rootless Podman container
-(issue 9.3, issue 13 finding 9): every refused call gets the table's answer,
+"""The syscall policy table, checked from inside a rootless Podman container:
+every refused call gets the table's answer,
 exactly as in the native sandbox. The engine's default profile allows
 process_vm_readv/writev, pidfd_getfd, name_to_handle_at, mq_*, inotify,
 ptrace, keyctl, unshare and mount; sagebox compiles its own table onto it."""

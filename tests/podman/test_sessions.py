@@ -1,4 +1,4 @@
-"""Issue 10 on Podman: a session is a container of its own (the sessions
+"""On Podman, a session is a container of its own (the sessions
 suite, tests/sessions, covers the rest on the native backend). One server,
 two sessions: state kept across calls, the workspace /work with the file
 tools and a refused escape, a job in a session, neither session seeing the
@@ -78,7 +78,7 @@ def test_sessions_in_containers():
 
 
 def test_odd_names_and_reset_in_containers():
-    """Issue 24 on Podman: a file name that is not UTF-8 is listed escaped
+    """On Podman too, a file name that is not UTF-8 is listed escaped
     and read back by that name, the session keeping its state (it used to
     break the session's frames and end it); session_reset kills a setsid'ed,
     double-forked daemon that ignores TERM, HUP and INT (it used to survive)."""
@@ -103,7 +103,7 @@ def test_odd_names_and_reset_in_containers():
 
 
 def test_job_cancel_kills_detached_in_containers():
-    """Issue 24, finding 7 on Podman, where a session has no job cgroups: a
+    """On Podman, where a session has no job cgroups, a
     shell job's setsid'ed, double-forked grandchild that ignores TERM, HUP
     and INT is killed by job_cancel (it ran on until session_close: the
     job's waiter is now its subreaper), and the session still answers."""

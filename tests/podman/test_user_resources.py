@@ -1,4 +1,4 @@
-"""Issue 13, finding 2 (podman): a job holding what the kernel counts per host
+"""Podman: a job holding what the kernel counts per host
 user must not make it fail for other containers or for the host user's own
 processes. Every container of the host user lives in podman's one user
 namespace; each runs as a uid of its own there, so their counts are apart.

@@ -1,4 +1,4 @@
-"""Issue 13.1 on Podman: a warm call cannot read an earlier call's code,
+"""On Podman too, a warm call cannot read an earlier call's code,
 output, files or figures from its own memory (tests/lib/leakprobe.py; the native
 version is tests/warm/test_leak.py)."""
 

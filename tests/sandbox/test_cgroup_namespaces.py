@@ -4,7 +4,7 @@ cgroups of sageboxes that died without a word by asking whether their pid is
 gone; a pid of another namespace means nothing here, so one sagebox used to
 remove the other's idle job cgroups, and its next job failed with "could
 not join the cgroup that holds each job to the cpus limit". Found by
-fresh-check (issue 22's run)."""
+scripts/fresh-check."""
 import glob
 import os
 import subprocess

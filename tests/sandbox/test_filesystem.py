@@ -157,7 +157,7 @@ print(json.dumps({"cwd": os.getcwd(), "mib": n, "err": err, "home": os.path.isdi
 def test_the_root_does_not_take_the_callers_umask():
     """init builds the root under umask 022 whatever sagebox's own is: a
     user's 077, or the 0177 a thread of the service once set while the warm
-    pool was cloning a sandbox (CI of stop 38: /opt/sagebox made 0600, the
+    pool was cloning a sandbox (in CI: /opt/sagebox made 0600, the
     Landlock rule for the driver's code could not open its path, every call
     failed). The code runs under 022 too, so its own directories (the
     driver's /tmp/dot-sage) can be entered."""

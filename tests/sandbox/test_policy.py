@@ -23,8 +23,8 @@ def test_policy_table_names_every_row_with_a_reason():
     assert len(names) == len(set(names)), "a call is in two rows"
     for row in pol["rules"]:
         assert row["why"] and row["stops"], row
-    # the calls issue 13 found allowed in podman and not in native, and the
-    # per-user resources of finding 2 and 3
+    # the calls Podman's default profile allowed and native did not, and the
+    # per-user kernel resources (inotify, fanotify, message queues)
     for n in ("process_vm_readv", "process_vm_writev", "pidfd_getfd", "name_to_handle_at", "mq_open",
               "inotify_init1", "fanotify_init"):
         assert n in names, n

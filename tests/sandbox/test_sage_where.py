@@ -1,4 +1,4 @@
-"""A Sage outside /usr with the native backend (issue 25): sagebox asks that
+"""A Sage outside /usr with the native backend: sagebox asks that
 sage for its Python, binds the installation's prefix read-only at the same
 path, and nothing beside it becomes visible. Runs warm (sandbox), fresh
 (sandbox-fresh) and in a session (sandbox-session), as the rest of the suite."""

@@ -1,4 +1,4 @@
-"""Issue 13, finding 2 (native): a job holding what the kernel counts per host
+"""Native: a job holding what the kernel counts per host
 user must not make it fail for other sandboxes or for the host user's own
 processes. See tests/lib/user_resources_probe.py for the attack."""
 import os

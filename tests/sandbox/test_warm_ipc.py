@@ -1,4 +1,4 @@
-"""Issue 13, finding 3 (native): IPC left by a warm call is not seen by the
+"""Native: IPC left by a warm call is not seen by the
 next call on the same worker (tests/lib/warm_ipc_probe.py)."""
 
 import warm_ipc_probe

@@ -1,4 +1,4 @@
-"""The user-level service (issue 30) through the real binary: `sagebox mcp
+"""The user-level service through the real binary: `sagebox mcp
 --service` fronts, each the MCP client of tests/lib/mcpclient.py, against a
 service they start in a temporary XDG_RUNTIME_DIR. Every test has its own
 runtime and state directories and kills what it started at teardown."""

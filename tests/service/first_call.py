@@ -1,5 +1,5 @@
 """The first call after a client restart, with and without --service
-(issue 30; docs/WARM.md): spawn `sagebox mcp`, initialize, one Sage call,
+(docs/WARM.md): spawn `sagebox mcp`, initialize, one Sage call,
 close. Not a test: run it as `python3 tests/service/first_call.py`."""
 import os, sys, time, tempfile, statistics, signal, re
 HERE = os.path.dirname(os.path.abspath(__file__))

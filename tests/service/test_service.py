@@ -1,4 +1,4 @@
-"""sagebox mcp --service (issue 30): a restarted client's first call finds
+"""sagebox mcp --service: a restarted client's first call finds
 the warm worker; another client or other settings get a service of their
 own; sessions stay with their connection; the idle exit and SIGTERM leave
 nothing; any trouble falls back to the in-process server; a peer of another

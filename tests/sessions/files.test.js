@@ -57,7 +57,7 @@ describe('workspace paths', () => {
   });
 
   test('a name that is not UTF-8 is listed escaped, names the file again, and leaves the session alive', async () => {
-    // Issue 24: file_list of such a name broke the session's frames ("frame
+    // File_list of such a name broke the session's frames ("frame
     // header is not a JSON object") and the session was gone with its state.
     await ok(c, 'run_python', { session_id: sid, code: 'import os\nos.mkdir("odd")\nopen(b"/work/odd/\\xff\\xfe-latin1", "wb").write(b"latin\\n")\nkept = 41' });
     const l = await ok(c, 'file_list', { session_id: sid, path: 'odd' });
@@ -215,7 +215,7 @@ describe('workspace cap, share, export', () => {
   });
 
   test('file_export refuses a sparse file larger than the workspace, and leaves nothing', { timeout: LONG }, async () => {
-    // Issue 24: with workspace_size 16m a 100 MiB sparse file was exported
+    // With workspace_size 16m a 100 MiB sparse file was exported
     // cut to 16 MiB, and the tool said it copied 104857600 bytes.
     const d = hostDir('export-sparse');
     const c = await sdkClient({ args: ['--export-dir', d, '--workspace-size', '16m'] });

@@ -1,4 +1,4 @@
-// Issue 24, finding 3: finished jobs' logs must not pin sagebox's own
+// Finished jobs' logs must not pin sagebox's own
 // memory. 32 jobs that each print 8 MiB (the most a log keeps) raised the
 // server's RSS from 5 to 273 MiB, outside every sandbox's memory limit. The
 // logs now live on disk (an unnamed file each, in the state directory),

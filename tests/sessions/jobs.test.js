@@ -87,7 +87,7 @@ async function jobHeldAtStart(c, sid, pid) {
 
 // Sessions a failed test left open are closed, so that one failure is
 // reported as itself and not as max_sessions refusing the tests after it
-// (CI, stop 50: nine failures, the last ones "you already have 4 open
+// (in CI: nine failures, the last ones "you already have 4 open
 // sessions", the first out of the record's sight).
 async function closeLeftSessions(c) {
   if (!c) return;
@@ -213,7 +213,7 @@ describe('background jobs', () => {
     assert.match(text, /failed after .* exit status 3/);
   });
 
-  // Issue 24, finding 7: a job's setsid'ed, double-forked grandchild that
+  // A job's setsid'ed, double-forked grandchild that
   // ignores TERM/HUP/INT and keeps writing to /work. A shell job's survived
   // job_cancel (its root is a bash subshell, which cannot be a subreaper)
   // and ran until session_close. Now a job's cgroup holds all its
@@ -375,7 +375,7 @@ describe('background jobs', () => {
   // that reports the job's pid) by 10 s: a job_cancel then comes while it
   // is alive (it was 2 s, which a loaded machine's calls could outlast).
   // Where a session has job cgroups the cancel kills it there (as a slow
-  // start under load did in CI, stop 45: no report came, the session was
+  // start under load did in CI: no report came, the session was
   // closed); the interpreter now reports that fork's end.
   const SLOW_FORK = 'import os, time\n_real_fork, _me = os.fork, os.getpid()\n'
     + 'def _slow_fork():\n    pid = _real_fork()\n'

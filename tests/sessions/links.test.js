@@ -1,4 +1,4 @@
-// Workspace files as links (issue 27): a session's call that writes files
+// Workspace files as links: a session's call that writes files
 // lists each new or changed one as a resource_link content block
 // (sagebox://session/ID/PATH, PATH relative to /work, percent-encoded), at
 // most 20 with the rest counted; a call that writes nothing lists none; a

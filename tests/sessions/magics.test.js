@@ -1,4 +1,4 @@
-// IPython and Sage REPL syntax through MCP (issue 25): %time, %timeit,
+// IPython and Sage REPL syntax through MCP: %time, %timeit,
 // %display latex and !echo in run_sagemath, stateless and in a session,
 // where %display latex lasts from one call to the next as in Sage's REPL;
 // a magic that cannot run here fails in one line that says why.
@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 
 import { sdkClient, closeClient, call, ok, open, run, out, LONG } from './helpers.js';
 
-// A result that displayed one formula (issue 27): not in stdout, a
+// A result that displayed one formula: not in stdout, a
 // "$$ … $$" line for the model, a latex item for viewers.
 function latexOnly(res, latex) {
   assert.equal(res.r.isError, false, res.text);

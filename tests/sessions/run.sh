@@ -1,6 +1,6 @@
 #!/bin/sh
 # meson test 'sessions': sessions, workspace files and background jobs
-# (issue 10) through the real binary and the official MCP TypeScript SDK
+# through the real binary and the official MCP TypeScript SDK
 # (the locked packages of tests/mcp, installed there on first use), on the
 # node pinned in tests/node (tests/lib/node.sh).
 # SAGEBOX_BIN: the binary under test (default: build/sagebox).

@@ -202,7 +202,7 @@ describe('session state', () => {
 });
 
 describe('limits on sessions', () => {
-  // Issue 24: a shell session's code filling /tmp and /dev/shm (tmpfs:
+  // A shell session's code filling /tmp and /dev/shm (tmpfs:
   // memory) past the memory limit got the controller OOM-killed, and the
   // session ended "without a word". The kernel's oom_kill count says why.
   test('a session that fills /tmp and /dev/shm past its memory limit is told it ran out of memory', { timeout: LONG }, async (t) => {

@@ -46,7 +46,7 @@ int main(void)
 	CHECK(sb_config_set(&cfg, "output_limit_kib", "2049", "x", &err) == -1);
 	CHECK(sb_config_set(&cfg, "backend", "podman", "x", &err) == 0 && !strcmp(cfg.backend, "podman"));
 	CHECK(sb_config_set(&cfg, "backend", "lxc", "x", &err) == -1);
-	/* the service switch (issue 30): off by default; --service alone is true */
+	/* the service switch: off by default; --service alone is true */
 	CHECK(!cfg.service && cfg.service_idle_s == 600);
 	CHECK(sb_config_is_switch("service") && !sb_config_is_switch("timeout"));
 	CHECK(sb_config_set(&cfg, "service", "true", "x", &err) == 0 && cfg.service);
@@ -117,7 +117,7 @@ int main(void)
 	char *env4[] = {"XDG_CONFIG_HOME=/nonexistent", NULL};
 	CHECK(sb_config_load(&cfg, NULL, env4, &err) == 0);
 
-	/* Sessions' settings (issue 10): ranges, sizes, shares, export_dir. */
+	/* Sessions' settings: ranges, sizes, shares, export_dir. */
 	sb_config_defaults(&cfg);
 	CHECK(cfg.max_sessions == 4 && cfg.session_idle_minutes == 30 && cfg.job_timeout_s == 3600 &&
 	      cfg.max_jobs == 4 && cfg.workspace_bytes == 256ull << 20 && cfg.n_shares == 0 && !cfg.export_dir[0]);
@@ -145,7 +145,7 @@ int main(void)
 	CHECK(sb_config_set(&cfg, "session_idle_minutes", "0", "x", &err) == -1);
 	CHECK(sb_config_set(&cfg, "job_timeout", "86400", "x", &err) == 0 && cfg.job_timeout_s == 86400);
 	CHECK(sb_config_set(&cfg, "job_timeout", "86401", "x", &err) == -1);
-	/* MCP tasks (issue 28): the longest TTL, 1 h by default, 60 s to 7 days. */
+	/* MCP tasks: the longest TTL, 1 h by default, 60 s to 7 days. */
 	CHECK(cfg.task_ttl_s == 3600);
 	CHECK(sb_config_set(&cfg, "task_ttl", "59", "--task-ttl", &err) == -1);
 	CHECK_STR_CONTAINS(err.msg, "--task-ttl");

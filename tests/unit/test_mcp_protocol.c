@@ -134,7 +134,7 @@ static void test_jsonrpc(void)
 	CHECK(kind_of("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"a\",\"method\":\"b\"}", &code, &id) ==
 		      SB_RPC_INVALID && code == SB_RPC_PARSE_ERROR && json_integer_value(id) == 5);
 	json_decref(id);
-	/* Issue 24: parse errors answer with the id when it can be found. */
+	/* Parse errors answer with the id when it can be found. */
 	CHECK(kind_of("{\"jsonrpc\":\"2.0\",\"id\":7001,\"method\":\"tools/call\",\"params\":{\"name\":\"job_output\","
 		      "\"arguments\":{\"job_id\":\"j_x\",\"offset\":9223372036854775808}}}", &code, &id) == SB_RPC_INVALID &&
 	      code == SB_RPC_PARSE_ERROR && json_integer_value(id) == 7001);
@@ -655,7 +655,7 @@ static void test_stream_ids(void)
 }
 
 
-/* MCP tasks (issue 28) as far as they go without a sandbox: what each era
+/* MCP tasks as far as they go without a sandbox: what each era
  * declares, the errors the specs name, and a task that cannot start (no
  * runner) being the run tool's error result, not a task. */
 static void test_tasks(void)
@@ -779,7 +779,7 @@ static void *take_main(void *arg)
 	return NULL;
 }
 
-/* Issue 24: with several clients, one may not hold every job slot: the
+/* With several clients, one may not hold every job slot: the
  * last stays free for another, and a waiting client that holds fewer goes
  * first. With one client it may use them all. */
 static void test_fair_slots(void)

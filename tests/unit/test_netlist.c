@@ -1,4 +1,4 @@
-/* The `network` setting (issue 26): the allow-list's syntax, its errors
+/* The `network` setting: the allow-list's syntax, its errors
  * naming the bad entry, and what it allows. */
 #include <stdlib.h>
 

@@ -1,4 +1,4 @@
-/* The user's packages directory (issue 26): which names `packages add`
+/* The user's packages directory: which names `packages add`
  * passes to pip, the listing from *.dist-info, removal by RECORD (inside
  * the directory only), and when sandboxes get the directory. */
 #include <stdlib.h>

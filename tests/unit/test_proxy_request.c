@@ -1,4 +1,4 @@
-/* The proxy's request heads (issue 26): what http-parser gives us, and the
+/* The proxy's request heads: what http-parser gives us, and the
  * rules on top of it (CONNECT/Host agreement, absolute form, the head sent on). */
 #include "check.h"
 #include "net/request.h"

@@ -142,7 +142,7 @@ static void test_args(void)
 	json_decref(a);
 }
 
-/* A row as issue 10's tools will have them: a text argument (a session id
+/* A row as the session tools have them: a text argument (a session id
  * or a path) is used as a C string, so a NUL in it is refused. */
 static const struct sb_tool_arg text_args[] = {
 	{.name = "session_id", .type = SB_ARG_STRING, .required = true, .max = 64, .description = "A session."},
@@ -176,7 +176,7 @@ static void test_text_args(void)
 	json_decref(schema);
 }
 
-/* A rule the argument table cannot state (issue 10's file_write takes
+/* A rule the argument table cannot state (file_write takes
  * content or content_base64, not both): the row's check runs last. */
 static int one_of(const struct sb_tool *t, const json_t *args, char *msg, size_t size)
 {

@@ -1,4 +1,4 @@
-// The viewer (ui://sagebox/viewer, issue 27) in a real browser: a host page
+// The viewer (ui://sagebox/viewer) in a real browser: a host page
 // made with the MCP Apps SDK's AppBridge gets the viewer from a real
 // `sagebox mcp` with resources/read and feeds it a real run_sagemath result.
 // The formula is typeset (KaTeX's DOM), the PNG shows, the 3D canvas draws

@@ -1,6 +1,6 @@
 """What the Python worker carries into every job's fork: every module it
 imports is memory each fork copies the page-table entries of and each
-job's exit tears down (docs/WARM.md, stop 47). Modules only some jobs use
+job's exit tears down (docs/WARM.md). Modules only some jobs use
 are left to those jobs, as a fresh `python3 -I file.py` leaves them:
 tempfile (random, shutil, bz2, lzma), IPython's text helpers (pathlib,
 urllib), which only a !cmd needs, and socket, which only the network

@@ -183,7 +183,7 @@ ARGV = ("import sys, argparse\nap = argparse.ArgumentParser()\nap.add_argument('
 
 
 def test_job_sees_the_argv_of_a_script(healthy):
-    """Issue 9: code saw the driver's own arguments (['-c', 'once',
+    """code Saw the driver's own arguments (['-c', 'once',
     'python']), so argparse failed. It sees what `python3 <cell>` gives."""
     from conftest import sagebox_run
     want = "['<cell>'] 7 ['<cell>']\n"

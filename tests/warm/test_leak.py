@@ -1,4 +1,4 @@
-"""Issue 13.1: a warm call must not recover any byte of an earlier call's
+"""a Warm call must not recover any byte of an earlier call's
 code, output or files from its own memory. Each job's child is a fork of the
 worker; whatever the worker ever held of a job (freed, not cleared) would be
 inherited by every later job. Call 1 plants secrets in its code, its output

@@ -1,9 +1,9 @@
 """The OOM killer's first choice is the job, not the worker it came from
 (confine.prefer_oom_kill): every job's process, warm or fresh, Sage or
 Python, and a session's interpreter have the highest oom_score_adj, and
-the warm worker keeps its own. (Until stop 45 the write came while the
-process was undumpable, when its /proc files belong to root: it failed
-with EACCES in every job, unnoticed.)"""
+the warm worker keeps its own. (Written while the process
+is undumpable, when its /proc files belong to root, it would fail with
+EACCES in every job, unnoticed.)"""
 from conftest import ok, sagebox_run, worker_host_pid
 
 READ = "print(open('/proc/self/oom_score_adj').read().strip())\n"

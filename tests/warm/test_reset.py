@@ -1,8 +1,8 @@
-"""The between-jobs reset against what a hostile job can leave (issue
-13.5): none of it may crash the worker (the next call would pay a cold
+"""The between-jobs reset against what a hostile job can leave :
+none of it may crash the worker (the next call would pay a cold
 worker) and all of it must be gone for the next job. And a change to a file
-the worker keeps, made through a shared mapping that updates no time
-(issue 13.4), must retire the worker."""
+the worker keeps, made through a shared mapping that updates no time,
+must retire the worker."""
 import time
 
 import pytest

@@ -1,4 +1,4 @@
-/* A cgroup per background job of a session (issue 24, finding 7): a job's
+/* A cgroup per background job of a session: a job's
  * processes are tracked by something none of them can leave. setsid and a
  * double fork take a process out of its job's session, group and subtree,
  * never out of its cgroup (no cgroupfs is mounted in the sandbox, and the

@@ -126,7 +126,7 @@ int pm_build_run_argv(const struct pm_self *pm, const struct pm_info *info, cons
 	 * listening on the host's loopback. Only a loopback device inside. */
 	r |= push(a, "--network=none");
 	/* Stops: the code learning host details the native sandbox does not
-	 * show (issue 13, finding 8): the host's cgroup path (own cgroup
+	 * show: the host's cgroup path (own cgroup
 	 * namespace), the host's /sys (devices, cgroup tree, kernel: masked
 	 * by an empty tmpfs), kernel symbol names, the host-chosen container
 	 * name as hostname, and the host's /etc/hosts entries. */
@@ -184,7 +184,7 @@ int pm_build_run_argv(const struct pm_self *pm, const struct pm_info *info, cons
 		r |= push(a, "--mount");
 		r |= pushf(a, "type=bind,source=%s,target=%s,readonly=true", pm->packages, SB_PACKAGES_MOUNT);
 	}
-	/* network set (issue 26): this sandbox's own proxy socket directory,
+	/* network set: this sandbox's own proxy socket directory,
 	 * read-only (the code can connect to the socket, never replace it).
 	 * --network=none stays: the driver's relay listens on the container's
 	 * own loopback and reaches the proxy only through this socket. */

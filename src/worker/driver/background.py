@@ -70,7 +70,7 @@ def cgroup_members(c, j):
 def kill(c, j):
     """SIGKILL a job: every process of its cgroup where it has one (none
     can leave it: a shell job's setsid'ed double-forked grandchild
-    outlived job_cancel, issue 24), its process, its process group and
+    outlived job_cancel), its process, its process group and
     its session (a shell job is a group in the shell's session; a Python
     job a session of its own). A job whose start was not reported (yet) is
     found by its cgroup and its output fifos: what holds them open, with
@@ -88,7 +88,7 @@ def kill(c, j):
 
     def victims():
         # tree(): what a Python job detached (setsid, double fork)
-        # stays below its root, a subreaper (issue 24: job_cancel left
+        # stays below its root, a subreaper (job_cancel left
         # a setsid grandchild running)
         found = cgroup_members(c, j)
         if j.waiter:

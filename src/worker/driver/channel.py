@@ -5,8 +5,7 @@ frames that carry bytes, "\\n" and the bytes.
 A job's own bytes (its code, its output) never pass through this process's
 memory: they are moved between fds with splice(2) (splice_exact,
 Channel.send_spliced). Whatever the worker held would be inherited, freed
-but not cleared, by every later job's child, which is a fork of the worker
-(issue 13.1)."""
+but not cleared, by every later job's child, which is a fork of the worker."""
 import os
 
 # The largest frame the host may send (a run frame of the old format carried
@@ -112,7 +111,7 @@ def _clean(v):
 def header(hdr):
     """A frame's JSON header as bytes. Whatever the session's code made of
     a string in it (a file's name, a path, an error's text), the host can
-    read it (issue 24: a file named b"\\xff" broke the session's frames)."""
+    read it (a file named b"\\xff" broke the session's frames)."""
     import json
     body = json.dumps(hdr, separators=(",", ":"))
     if "\\ud" in body:  # a surrogate's escape: a pair (fine) or a lone one

@@ -44,7 +44,7 @@ def run(w, work, keep, close, pretouch_after=0.0, trace_w=-1):
     # _signal, not signal: signal.signal turns the old handler (the
     # worker's lambda) into a Handlers enum member, fails, and formats the
     # error it then drops: ~45 copy-on-write faults in a new fork
-    # (docs/WARM.md, stop 52).
+    # (docs/WARM.md).
     import _signal
     job_r, out_w, err_w, fig_w = keep
     status = 1
@@ -68,7 +68,7 @@ def run(w, work, keep, close, pretouch_after=0.0, trace_w=-1):
         # Into the jobs' cgroup now, while the previous job may still run:
         # the move may wait (v2: an RCU grace period, join_job_cgroup), which
         # a spare forked during a job back to back paid after its go, on
-        # the next call's path (docs/WARM.md, stop 40). Waiting, it uses
+        # the next call's path (docs/WARM.md). Waiting, it uses
         # no CPU there; its pre-touch, after the go, runs when no job
         # does, and counts in the jobs' cgroup as the job's own work.
         cgroup_error = join_job_cgroup(w)

@@ -106,7 +106,7 @@ def prefer_oom_kill():
     """The OOM killer takes a job, not the worker it came from. Only once
     the process is dumpable again (set_dumpable): an undumpable process's
     /proc/self files belong to root, and the write fails with EACCES (it
-    did, unnoticed, in every job until stop 45). Bytes through os.open:
+    did so, unnoticed, in every job, when written earlier). Bytes through os.open:
     no text layer to set up in a new fork."""
     try:
         fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY | os.O_CLOEXEC)

@@ -160,7 +160,7 @@ def start(w, start_fn):
     # Looked up here, once: in each spare, the lookup (ctypes makes and
     # caches a function object for the name) cost ~110 copy-on-write
     # faults, ~8 ms of CPU a call on a machine where page faults are dear
-    # (docs/WARM.md, stop 52), where calling it costs ~20.
+    # (docs/WARM.md), where calling it costs ~20.
     after_fork = ctypes.pythonapi.PyOS_AfterFork_Child
     pid = start_fn(ranges_arr, len(ranges) // 2, theirs.fileno(), w.wake_w, close_arr, len(close), fds, ctypes.byref(nfds),
                    ctypes.byref(after), ctypes.byref(flags))

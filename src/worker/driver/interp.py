@@ -81,7 +81,7 @@ builtin printf 'ready %s\n' "${BASH_VERSION:-none}" >&FD
 # the job's status as bash's $? would, and reaps what the job detached
 # (setsid, a double fork) until none is left. Those stay below it for
 # job_cancel and session_reset to find (background.kill): a shell job's
-# setsid'ed double-forked grandchild outlived job_cancel (issue 24).
+# setsid'ed double-forked grandchild outlived job_cancel.
 # (No single quote in it: it is quoted so in SHELL_INIT.)
 SHELL_JOB_REAPER = """
 import ctypes, os, sys

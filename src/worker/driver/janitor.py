@@ -5,7 +5,7 @@ imported and before any job ran.
 Why a process of its own: resetting means listing the names a job left in
 /tmp, and reading files. Had the worker done it, those names and bytes
 would sit freed in its heap, and every later job's child, a fork of the
-worker, would inherit them (issue 13.1). The janitor is undumpable like
+worker, would inherit them. The janitor is undumpable like
 the worker (a fork keeps that), no job is ever forked from it, and a job
 cannot signal it where Landlock scopes signals.
 
@@ -39,7 +39,7 @@ HASH_CHUNK = 1 << 20
 # The worker's own files are compared by their bytes, kept here (in the
 # janitor: no job is forked from it), up to this much in all; past it, by a
 # hash. Reading and comparing the Sage worker's 14 files (~250 KB) takes
-# ~70 µs, hashing them ~260 µs, at every reset (docs/WARM.md, stop 43).
+# ~70 µs, hashing them ~260 µs, at every reset (docs/WARM.md).
 KEEP_BYTES_MAX = 1 << 20
 
 

@@ -1,7 +1,7 @@
 """A session's job cgroups (the native backend's SAGEBOX_JOB_SLOTS_FD; see
 src/sandbox/native/job_slots.c): one cgroup per running background job, so
 that job_cancel finds every process of the job, however it detached (setsid,
-a double fork, TERM/HUP/INT ignored: issue 24). A process cannot leave its
+a double fork, TERM/HUP/INT ignored). A process cannot leave its
 cgroup: nothing in the sandbox can write to cgroupfs but these fds, which
 only the controller holds (the interpreter closes them: interp.confine_child).
 

@@ -79,7 +79,7 @@ def text():
     """IPython's text helpers, loaded by the first job that needs them (a
     !cmd), not by the worker: they import pathlib, typing and urllib
     (~0.7 MB that every fork of the worker would copy and tear down;
-    docs/WARM.md, stop 47). None when IPython is missing."""
+    docs/WARM.md). None when IPython is missing."""
     global _text
     if _text is None:
         _text = _ipython_module("utils/text.py", "_sagebox_ipython_text")

@@ -1,4 +1,4 @@
-"""The relay to the network proxy (issue 26), when the user set `network`.
+"""The relay to the network proxy, when the user set `network`.
 
 The sandbox has loopback only. The host binds this sandbox's own proxy
 socket into it (SAGEBOX_NET_SOCKET, a Unix socket the proxy outside knows
@@ -12,7 +12,7 @@ import time
 
 PID = 0            # the relay's pid, spared by the sweeps; 0: none
 # Imported by start(), only with network: a worker carries into every
-# job's fork what it imports (docs/WARM.md, stop 47).
+# job's fork what it imports (docs/WARM.md).
 selectors = socket = None
 CHUNK = 65536
 

@@ -1,4 +1,4 @@
-"""pip in a sandbox with network (issue 26): when the user's `network`
+"""pip in a sandbox with network: when the user's `network`
 list is set, `pip install NAME` (and `python3 -m pip`, `sage -pip`, !pip,
 %pip) installs into the workspace's .local: a session's /work/.local, gone
 with the session; a stateless call's throwaway work dir, gone with the call.

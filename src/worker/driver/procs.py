@@ -16,7 +16,7 @@ PF_EXITING = 0x4         # include/linux/sched.h: getting shut down
 
 # A process's comm is chosen by the job (prctl PR_SET_NAME): it is read into
 # this buffer only, and wiped after each read, so that no job's bytes stay
-# in the worker's heap for a later job's child to inherit (issue 13.1).
+# in the worker's heap for a later job's child to inherit.
 _stat_buf = bytearray(4096)
 
 

@@ -9,7 +9,7 @@ often never touched SAGE_TMP, made its directory at exit only to remove
 it, before the job's output closes and its answer can go: the makedirs,
 the rmtree and their copy-on-write faults took ~0.7 ms in a fresh fork of
 a plain Sage process, and the warm jobs' exit went from ~0.55 to ~0.38 ms
-without them (docs/WARM.md, stop 44).
+without them (docs/WARM.md).
 
 The warm worker checks once (check) that its Sage computes SAGE_TMP that
 way; a job's child then drops the handler at its exit (skip_unmade) when

@@ -206,7 +206,7 @@ class Controller:
         What the session's code detached (setsid, double fork) is reparented
         to us, the subreaper, outside the interpreter's session and group:
         after a reset it went on changing /work and /tmp in the "fresh"
-        session (issue 24). A job's own processes stay below it however
+        session. A job's own processes stay below it however
         they detach (a Python job is a subreaper: interp.fork_job)."""
         def victims():
             keep = set(self.waiters) | netrelay.pids()

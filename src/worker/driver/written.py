@@ -1,4 +1,4 @@
-"""The files a session's call wrote (issue 27): the session's controller
+"""The files a session's call wrote: the session's controller
 takes a snapshot of the workspace before the call and compares after it, so
 that the result can link each new or changed file (resource_link blocks,
 sagebox://session/ID/PATH). Regular files only, symlinks not followed, by

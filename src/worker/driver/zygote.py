@@ -15,7 +15,7 @@ A job's bytes never enter the worker's memory: its code is spliced from the
 channel into the child's pipe, its output and its figures (figures.py) from
 the child's pipes into the channel, and the files it leaves are listed and
 removed by the janitor, a process of its own. Every later child is a fork
-of the worker, and would inherit whatever the worker had held (issue 13.1).
+of the worker, and would inherit whatever the worker had held.
 
 The host trusts none of it beyond one job: it keeps its own deadline and
 caps, and kills the whole sandbox when the worker misbehaves.
@@ -400,7 +400,7 @@ def run_worker(kind, shell, own_pidns, warm_budget_mib, one_job=False):
     # Everything a job's child needs is imported here, once: an import in
     # the child would be paid again by every job. Not threading: once
     # imported, its at-fork hook runs Python in every fork (~0.28 ms of a
-    # bare fork here, docs/WARM.md stop 45); a job that uses threads
+    # bare fork here, docs/WARM.md); a job that uses threads
     # imports it, as `python3 file.py` does. (Sage imports it anyway.)
     import ast, atexit, ctypes, fcntl, json, linecache, resource, select, signal  # noqa: F401,E401
     import struct, termios, time, traceback  # noqa: F401,E401
