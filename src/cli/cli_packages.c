@@ -27,7 +27,7 @@
 #include "mcp/audit.h"
 #include "net/proxy.h"
 #include "packages/packages.h"
-#include "runner/locate.h"
+#include "runner/sage/locate.h"
 #include "runner/runner.h"
 #include "sandbox/native/native.h"
 #include "sandbox/registry.h"

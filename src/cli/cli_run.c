@@ -11,7 +11,7 @@
 #include "core/job.h"
 #include "core/result.h"
 #include "sandbox/sandbox.h"
-#include "runner/driver_code.h"
+#include "runner/warm/driver_code.h"
 #include "runner/runner.h"
 #include "tools/figures.h"
 #include "util/buf.h"

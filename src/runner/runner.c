@@ -6,12 +6,12 @@
 
 #include "packages/packages.h"
 #include "runner/capture.h"
-#include "runner/driver_code.h"
-#include "runner/fresh.h"
-#include "runner/locate.h"
-#include "runner/pool.h"
-#include "runner/sessions.h"
-#include "runner/warm.h"
+#include "runner/warm/driver_code.h"
+#include "runner/warm/fresh.h"
+#include "runner/sage/locate.h"
+#include "runner/warm/pool.h"
+#include "runner/sessions/sessions.h"
+#include "runner/warm/warm.h"
 #include "net/spawn.h"
 #include "sandbox/sandbox.h"
 

@@ -5,7 +5,7 @@
 #ifndef SAGEBOX_TOOLS_SESSIONS_H
 #define SAGEBOX_TOOLS_SESSIONS_H
 
-#include "runner/sessions.h"
+#include "runner/sessions/sessions.h"
 #include "tools/tool.h"
 
 /* The largest file_write: 8 MiB of decoded content. */

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runner/sessions.h"
+#include "runner/sessions/sessions.h"
 #include "tools/report_text.h"
 #include "tools/version.h"
 

@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "runner/supervise.h"
-#include "runner/wproto.h"
+#include "runner/warm/wproto.h"
 
 enum { J_FRESH, J_CALL, J_JOB, J_N };
 

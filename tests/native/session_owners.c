@@ -12,7 +12,7 @@
 
 #include "check.h"
 #include "config/config.h"
-#include "runner/sessions.h"
+#include "runner/sessions/sessions.h"
 #include "sandbox/sandbox.h"
 #include "session_run.h"
 

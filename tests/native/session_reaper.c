@@ -15,9 +15,9 @@
 
 #include "check.h"
 #include "config/config.h"
-#include "runner/sess.h"
-#include "runner/sessions.h"
-#include "runner/sessreg.h"
+#include "runner/sessions/sess.h"
+#include "runner/sessions/sessions.h"
+#include "runner/sessions/sessreg.h"
 #include "sandbox/sandbox.h"
 #include "session_run.h"
 #include "util/clock.h"

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "runner/sessions.h"
+#include "runner/sessions/sessions.h"
 
 static inline struct sb_job job_of(const char *code)
 {

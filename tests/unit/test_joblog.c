@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "runner/joblog.h"
+#include "runner/jobs/joblog.h"
 
 /* The byte at offset o of the test's stream. */
 static char at(uint64_t o)

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "runner/registry.h"
+#include "runner/sessions/registry.h"
 
 static struct sb_config cfg_with(unsigned max_s, unsigned total_s, unsigned max_j, unsigned total_j)
 {

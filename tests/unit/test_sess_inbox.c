@@ -12,8 +12,8 @@
 
 #include "check.h"
 #include "runner/capture.h"
-#include "runner/sess.h"
-#include "runner/sess_feed.h"
+#include "runner/sessions/sess.h"
+#include "runner/sessions/sess_feed.h"
 #include "runner/supervise.h"
 #include "util/fd.h"
 

@@ -7,7 +7,7 @@
 
 #include "check.h"
 #include "runner/supervise.h"
-#include "runner/wproto.h"
+#include "runner/warm/wproto.h"
 
 #define WARM_DONE "\"timed_out\": false, \"cancelled\": false, \"flooded\": false"
 

@@ -1,6 +1,6 @@
 /* The driver's precompiled code (driver_code.h): finding it, and making it
  * in the background when it is not there. */
-#include "runner/driver_code.h"
+#include "runner/warm/driver_code.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "runner/command.h"
+#include "runner/warm/command.h"
 #include "util/clock.h"
 #include "util/fd.h"
 

@@ -1,4 +1,4 @@
-#include "runner/sess.h"
+#include "runner/sessions/sess.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -9,7 +9,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "runner/command.h"
+#include "runner/warm/command.h"
 #include "sandbox/sandbox.h"
 #include "util/clock.h"
 #include "util/fd.h"

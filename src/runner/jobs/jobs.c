@@ -13,9 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runner/joblog.h"
-#include "runner/sess_feed.h"
-#include "runner/sessreg.h"
+#include "runner/jobs/joblog.h"
+#include "runner/sessions/sess_feed.h"
+#include "runner/sessions/sessreg.h"
 #include "util/clock.h"
 #include "util/fd.h"
 

@@ -29,8 +29,8 @@
 
 #include "config/config.h"
 #include "core/job.h"
-#include "runner/sessions.h"
-#include "runner/worker.h"
+#include "runner/sessions/sessions.h"
+#include "runner/warm/worker.h"
 #include "util/buf.h"
 #include "util/error.h"
 

@@ -1,4 +1,4 @@
-#include "runner/joblog.h"
+#include "runner/jobs/joblog.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-#include "runner/command.h"
+#include "runner/warm/command.h"
 
 /* The driver in mode, for workers of kind; returns the next free slot. */
 static int driver(const struct sb_config *cfg, const char *mode, const char *kind, bool own_pidns,

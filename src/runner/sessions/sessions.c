@@ -3,14 +3,14 @@
  * owners and limits are the registry's (registry.c), expiry the reaper's
  * (reaper.c), the ready spares spares.c's, jobs jobs.c's, a session's
  * sandbox sess.c's, a call's supervision sess_feed.c's. */
-#include "runner/sessreg.h"
+#include "runner/sessions/sessreg.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "runner/sess_feed.h"
+#include "runner/sessions/sess_feed.h"
 #include "sandbox/sandbox.h"
 #include "util/clock.h"
 

@@ -7,12 +7,12 @@
  * fd beyond stdin, stdout and stderr). The host's deadline counts from the
  * sandbox's start; timeout, flood and cancel ask the worker to stop the
  * code, then kill the whole sandbox through the backend. */
-#include "runner/fresh.h"
+#include "runner/warm/fresh.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "runner/worker.h"
+#include "runner/warm/worker.h"
 #include "util/clock.h"
 
 static void set_internal(struct sb_result *res, const struct sb_error *err)

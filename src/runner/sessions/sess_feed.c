@@ -5,7 +5,7 @@
  * hard: the controller kills the interpreter and starts a new one, and the
  * call's result says the state was lost. A job stops hard at once (its
  * processes are killed; the session lives on). */
-#include "runner/sess_feed.h"
+#include "runner/sessions/sess_feed.h"
 
 #include <stdio.h>
 #include <stdlib.h>

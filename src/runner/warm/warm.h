@@ -5,7 +5,7 @@
 
 #include "core/job.h"
 #include "core/result.h"
-#include "runner/pool.h"
+#include "runner/warm/pool.h"
 #include "runner/runner.h"
 #include "runner/supervise.h"
 

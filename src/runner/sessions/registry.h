@@ -16,9 +16,9 @@
 #include <stdbool.h>
 
 #include "config/config.h"
-#include "runner/sess.h"
-#include "runner/sessions.h"
-#include "runner/spares.h"
+#include "runner/sessions/sess.h"
+#include "runner/sessions/sessions.h"
+#include "runner/sessions/spares.h"
 #include "util/error.h"
 
 /* Ended sessions remembered, so that their ids get a precise error. */

@@ -3,7 +3,7 @@
 #ifndef SAGEBOX_SESS_FEED_H
 #define SAGEBOX_SESS_FEED_H
 
-#include "runner/sess.h"
+#include "runner/sessions/sess.h"
 #include "runner/supervise.h"
 
 struct sess_feeder {

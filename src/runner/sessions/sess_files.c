@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "runner/sessreg.h"
+#include "runner/sessions/sessreg.h"
 
 /* One request's wait: a file operation is quick; a large read streams. */
 #define FILE_TIMEOUT_MS 60000

@@ -18,7 +18,7 @@
 
 #include "config/config.h"
 #include "core/job.h"
-#include "runner/worker.h"
+#include "runner/warm/worker.h"
 #include "sandbox/sandbox.h"
 #include "util/error.h"
 

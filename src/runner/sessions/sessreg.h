@@ -15,9 +15,9 @@
 
 #include <stdint.h>
 
-#include "runner/reaper.h"
-#include "runner/registry.h"
-#include "runner/spares.h"
+#include "runner/sessions/reaper.h"
+#include "runner/sessions/registry.h"
+#include "runner/sessions/spares.h"
 
 struct sb_sessions {
 	const struct sb_config *cfg;

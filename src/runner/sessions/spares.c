@@ -1,9 +1,9 @@
-#include "runner/spares.h"
+#include "runner/sessions/spares.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "runner/sess.h"
+#include "runner/sessions/sess.h"
 #include "util/clock.h"
 
 /* The ready spare sandbox of one language. */

@@ -1,4 +1,4 @@
-#include "runner/pool.h"
+#include "runner/warm/pool.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "runner/spares.h"
+#include "runner/sessions/spares.h"
 #include "util/clock.h"
 
 /* Extra workers (beyond pool_size) that have been idle this long go. */

@@ -1,4 +1,4 @@
-#include "runner/wproto.h"
+#include "runner/warm/wproto.h"
 
 #include "runner/supervise.h"
 

@@ -1,8 +1,8 @@
-#include "runner/reaper.h"
+#include "runner/sessions/reaper.h"
 
 #include <stdio.h>
 
-#include "runner/registry.h"
+#include "runner/sessions/registry.h"
 #include "util/clock.h"
 
 /* How often the reaper looks for idle sessions and old jobs. */

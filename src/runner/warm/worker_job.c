@@ -15,7 +15,7 @@
 #include "core/figure.h"
 #include "runner/pipes.h"
 #include "runner/supervise.h"
-#include "runner/worker.h"
+#include "runner/warm/worker.h"
 #include "util/clock.h"
 #include "util/trace.h"
 

@@ -1,4 +1,4 @@
-#include "runner/worker.h"
+#include "runner/warm/worker.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -11,8 +11,8 @@
 
 #include "net/proxy.h"
 #include "runner/capture.h"
-#include "runner/command.h"
-#include "runner/driver_code.h"
+#include "runner/warm/command.h"
+#include "runner/warm/driver_code.h"
 #include "runner/pipes.h"
 #include "util/clock.h"
 #include "util/fd.h"

@@ -1,4 +1,4 @@
-#include "runner/locate.h"
+#include "runner/sage/locate.h"
 #include "runner/runner.h"
 
 #include <stdio.h>

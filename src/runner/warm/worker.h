@@ -17,7 +17,7 @@
 #include "net/spawn.h"
 #include "runner/runner.h"
 #include "runner/supervise.h"
-#include "runner/wproto.h"
+#include "runner/warm/wproto.h"
 #include "sandbox/sandbox.h"
 #include "util/buf.h"
 #include "util/error.h"

@@ -1,4 +1,4 @@
-#include "runner/warm.h"
+#include "runner/warm/warm.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-#include "runner/registry.h"
+#include "runner/sessions/registry.h"
 
 #include <errno.h>
 #include <stddef.h>
