@@ -6,10 +6,13 @@ The modules travel zlib-compressed and base64-encoded inside a small
 loader, which registers them as the package `sagebox_driver` (a finder on
 sys.meta_path: each module is compiled when first imported, so the fresh
 path never compiles the warm worker's modules) and calls
-sagebox_driver.main.main(sys.argv[1:]). Compressed, the driver is less
-than half its text (~101 KB for ~232 KB), under the kernel's
-limit for one argv string (MAX_ARG_STRLEN, 128 KiB; embed.py --max-bytes
-checks it). The test suite imports the same modules from the source tree.
+sagebox_driver.main.main(sys.argv[1:]). The modules' comments are left
+out (each line stays, so a traceback's line numbers are the source's; the
+docstrings stay: %magic? prints some). Compressed, the driver is less than
+half its text (~113 KB, the loader and the native helpers included,
+for ~300 KB of modules), under the kernel's limit for one argv
+string (MAX_ARG_STRLEN, 128 KiB; embed.py --max-bytes checks it). The test
+suite imports the same modules from the source tree.
 
 Compiling the modules costs every sandbox start ~15-20 ms (a warm worker,
 a fresh call, a session). With SAGEBOX_DRIVER_CODE naming a file the host
@@ -21,8 +24,10 @@ other file, or one that does not load, is ignored and the modules are
 compiled as before."""
 import base64
 import hashlib
+import io
 import os
 import sys
+import tokenize
 import zlib
 
 PACKAGE = "sagebox_driver"
@@ -86,6 +91,16 @@ _sagebox_driver(b"""
 '''
 
 
+def without_comments(text):
+    """text with every comment removed and each line kept."""
+    lines = text.splitlines(True)
+    for tok in reversed(list(tokenize.generate_tokens(io.StringIO(text).readline))):
+        if tok.type == tokenize.COMMENT:
+            (row, col), line = tok.start, lines[tok.start[0] - 1]
+            lines[row - 1] = line[:col].rstrip() + line[tok.end[1]:]
+    return "".join(lines)
+
+
 def bundle(paths):
     parts = []
     for p in paths:
@@ -94,7 +109,9 @@ def bundle(paths):
         if "\0" in text:
             sys.exit(f"{p}: contains a NUL byte")
         compile(text, p, "exec")  # a syntax error fails the build, not a job
-        parts += [name, text]
+        stripped = without_comments(text)
+        compile(stripped, p, "exec")
+        parts += [name, stripped]
     if "main" not in parts[0::2]:
         sys.exit("bundle.py: no main.py among the modules")
     blob = base64.b64encode(zlib.compress("\0".join(parts).encode("utf-8"), 9)).decode("ascii")
