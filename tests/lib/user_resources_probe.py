@@ -155,8 +155,8 @@ IN_SANDBOX = {"timer": "ok", "inotify": "EMFILE", "shm_lock": "ok", "add_key": "
               "io_setup": "ENOSYS"}
 ON_HOST = {"timer": "ok", "inotify": "ok", "shm_lock": "ok", "add_key": "ok", "send_fd": "ok", "io_setup": "ok"}
 # Native sandboxes of one host uid share that uid's count of descriptors in
-# flight (no namespace or rlimit caps it; README, "what it does not protect
-# against"): a job holding its ~1,250 makes fd passing fail for every other
+# flight (no namespace or rlimit caps it; docs/SECURITY.md, "Known residual
+# risks"): a job holding its ~1,250 makes fd passing fail for every other
 # process of the uid with an open-file limit of 1024. Podman gives each
 # container a uid of its own, so there it must pass.
 NATIVE_KNOWN = {"send_fd": "ETOOMANYREFS"}
