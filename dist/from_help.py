@@ -6,10 +6,13 @@ so that a setting added to the table is in both without a second copy.
   from_help.py man        SAGEBOX TEMPLATE OUT [NAME=VALUE...]   @SETTINGS@ -> scdoc entries
   from_help.py completion SAGEBOX TEMPLATE OUT [NAME=VALUE...]   @SETTING_FLAGS@, @SETTING_VALUES@
   from_help.py config     SAGEBOX TEMPLATE OUT [NAME=VALUE...]   @SETTINGS@ -> commented defaults
+  from_help.py markdown   SAGEBOX TEMPLATE OUT [NAME=VALUE...]   @SETTINGS@ -> docs/SETTINGS.md's entries
 
 Each NAME=VALUE replaces @NAME@ too (the install paths).
 
-tests/install/check.py imports settings() to test the built page against it.
+tests/install/check.py imports settings() to test the built page against it,
+and checks that docs/SETTINGS.md (the settings reference in the repository
+and in the installed docs) is what the markdown mode makes of this binary.
 """
 import re
 import textwrap
@@ -83,6 +86,34 @@ def config(rows):
     return "\n".join(out).rstrip("\n")
 
 
+def markdown_escape(s):
+    # *emphasis*, _emphasis_ at a word's start, and <tags> would be markup
+    s = s.replace("<", "&lt;").replace("*", "\\*")
+    return re.sub(r"(?<![A-Za-z0-9])_", r"\\_", s)
+
+
+def markdown_value(v):
+    """A default as a reader writes it: no JSON quotes; an empty one named."""
+    if v in ('""', "[]"):
+        return "none"
+    return f"`{v[1:-1] if v.startswith(chr(34)) else v}`"
+
+
+def markdown(rows):
+    out = []
+    for r in rows:
+        out.append(f"### `{r['key']}`")
+        out.append("")
+        out.append(markdown_escape(r["help"]) + ".")
+        out.append("")
+        out.append(f"- allowed: {markdown_escape(r['allowed'])}")
+        out.append(f"- default: {markdown_value(r['default'])}")
+        out.append(f"- config file: `{r['key']} = VALUE`; command line: `{r['flag']} VALUE`; "
+                   f"environment: `{r['var']}=VALUE`")
+        out.append("")
+    return "\n".join(out).rstrip("\n")
+
+
 def main():
     mode, sagebox, template, out = sys.argv[1:5]
     rows = settings(sagebox)
@@ -94,8 +125,10 @@ def main():
         text = text.replace("@SETTING_FLAGS@", flags).replace("@SETTING_VALUES@", values)
     elif mode == "config":
         text = text.replace("@SETTINGS@", config(rows))
+    elif mode == "markdown":
+        text = text.replace("@SETTINGS@", markdown(rows))
     else:
-        sys.exit(f"from_help.py: unknown mode {mode} (man, completion, config)")
+        sys.exit(f"from_help.py: unknown mode {mode} (man, completion, config, markdown)")
     for a in sys.argv[5:]:
         name, _, value = a.partition("=")
         text = text.replace(f"@{name}@", value)

@@ -4,9 +4,12 @@ itself: the man page names every command, flag, MCP tool and
 setting (with its range and default) that `sagebox --help`, `CMD --help` and
 `--help-settings` print; bash completion completes the commands, each
 command's flags and the values of the settings that are a list; the example
-config, uncommented, is accepted; systemd-analyze verify passes on the units.
+config, uncommented, is accepted; systemd-analyze verify passes on the units;
+the settings reference in the repository (docs/SETTINGS.md) is the page
+made from this binary's `--help-settings`, and the man page points to the
+installed docs.
 
-  check.py SAGEBOX MAN_PAGE COMPLETION CONFIG SYSTEM_UNIT USER_UNIT SYSUSERS
+  check.py SAGEBOX MAN_PAGE COMPLETION CONFIG SYSTEM_UNIT USER_UNIT SYSUSERS BUILT_SETTINGS_MD REPO_SETTINGS_MD
 """
 import os
 import re
@@ -18,7 +21,7 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../dist"))
 import from_help  # noqa: E402
 
-sagebox, man_page, completion, config, system_unit, user_unit, sysusers = sys.argv[1:8]
+sagebox, man_page, completion, config, system_unit, user_unit, sysusers, built_md, repo_md = sys.argv[1:10]
 failures = []
 
 
@@ -91,9 +94,19 @@ else:
         check(f"\n.SH {section}\n" in open(man_page).read(), f"man page: section {section}")
     for code in ("124", "125", "128"):
         check(code in page, f"man page: exit status {code}")
+    for doc in ("README.md", "docs/USER.md", "docs/SECURITY.md", "docs/SETTINGS.md"):
+        check(doc in page, f"man page: points to the installed {doc}")
     if shutil.which("man"):
         r = run("man", "--warnings", "-l", man_page, env=dict(os.environ, MANWIDTH="80"))
         check(r.returncode == 0 and not r.stderr.strip(), f"man -l renders the page without warnings {r.stderr.strip()[:300]}")
+
+# --- the settings reference -------------------------------------------------
+built, repo = open(built_md).read(), open(repo_md).read()
+if built != repo:
+    import difflib
+    diff = "".join(list(difflib.unified_diff(repo.splitlines(True), built.splitlines(True), repo_md, built_md))[:40])
+    print(diff)
+check(built == repo, f"docs/SETTINGS.md is what this binary's --help-settings makes (else: cp {built_md} {repo_md})")
 
 # --- bash completion --------------------------------------------------------
 def complete(*words):
