@@ -36,6 +36,22 @@ export async function sdkClient({ args = [], env = {}, capabilities = {} } = {})
   return { client, transport, stderr, pid: transport.pid };
 }
 
+// A connected SDK client of any command a host would start (tests/docs:
+// the entries the user pages show), with exactly the environment given.
+export async function stdioClient({ command, args = [], env = {} }) {
+  const transport = new StdioClientTransport({ command, args, env, stderr: 'pipe' });
+  const stderr = [];
+  transport.stderr?.on('data', (d) => stderr.push(d.toString()));
+  const client = new Client({ name: 'sagebox-docs-tests', version: '1.0.0' }, { capabilities: {} });
+  try {
+    await client.connect(transport);
+  } catch (e) {
+    e.message += `; the server's stderr: ${stderr.join('')}`;
+    throw e;
+  }
+  return { client, transport, stderr, pid: transport.pid };
+}
+
 // Close an SDK client and check the server's stderr for sanitizer reports
 // (the suite also runs against ASan/UBSan/TSan builds).
 export async function closeClient(c) {
