@@ -20,8 +20,10 @@ outside a git checkout it exits 77 (skipped).
 """
 import os
 import re
-import subprocess
 import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+from tracked import tracked  # noqa: E402
 
 LIMITS = {"README.md": (250, 15 * 1024), "docs/WARM.md": (None, 30 * 1024),
           "docs/ARCHITECTURE.md": (None, 40 * 1024)}
@@ -29,15 +31,6 @@ FOR_WHOM = re.compile(r"^(docs/[^/]+\.md|CONTRIBUTING\.md)$")
 # [text](target) or ![alt](target); target without spaces, optional "title"
 LINK = re.compile(r"!?\[(?:[^\]\[]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 FENCE = re.compile(r"^\s*(```|~~~)")
-
-
-def tracked(root):
-    try:
-        out = subprocess.run(["git", "-C", root, "ls-files", "-z"], capture_output=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError) as e:
-        print(f"docs.py: {root} is not a git checkout ({e}); skipped")
-        sys.exit(77)
-    return {p for p in out.decode().split("\0") if p}
 
 
 def prose(text):
@@ -139,7 +132,7 @@ def main():
     if len(sys.argv) != 2:
         sys.exit("usage: docs.py SOURCE_ROOT")
     root = sys.argv[1]
-    files = tracked(root)
+    files = set(tracked(root, "docs.py"))
     dirs = directories(files)
     problems, pages = [], 0
     for path in sorted(f for f in files if f.endswith(".md")):

@@ -19,8 +19,10 @@ stopped matching fails here instead of passing everything.
 """
 import os
 import re
-import subprocess
 import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+from tracked import tracked  # noqa: E402
 
 # (what it names, pattern). The patterns are written so that this file does
 # not match them itself (\s+ where the text would have a space).
@@ -77,22 +79,13 @@ def self_check():
         sys.exit("history.py: its patterns are wrong:\n  " + "\n  ".join(bad))
 
 
-def tracked(root):
-    try:
-        out = subprocess.run(["git", "-C", root, "ls-files", "-z"], capture_output=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError) as e:
-        print(f"history.py: {root} is not a git checkout ({e}): no tracked files to read; skipped")
-        sys.exit(77)
-    return [p for p in out.decode().split("\0") if p]
-
-
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: history.py SOURCE_ROOT")
     root = sys.argv[1]
     self_check()
     found, read = [], 0
-    for path in tracked(root):
+    for path in tracked(root, "history.py"):
         if SKIP.search(path):
             continue
         full = os.path.join(root, path)
