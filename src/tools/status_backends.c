@@ -14,8 +14,16 @@
 /* What to do when no usable cgroup exists for the native backend (its
  * probe, native/cgroup.c, accepts cgroup v1 as root or a delegated v2). */
 #define CGROUP_FIX                                                                                      \
-	"start sagebox as root (it still runs the code as sandbox_user), or from a delegated cgroup v2 "   \
-	"with the memory, pids and cpu controllers (systemd-run --user --scope -p Delegate=yes sagebox ...)"
+	"on a machine with systemd and cgroup v2, start sagebox from your login session, where it asks "   \
+	"your systemd user manager for a delegated scope (it needs the session bus: XDG_RUNTIME_DIR or "  \
+	"DBUS_SESSION_BUS_ADDRESS set, and dbus-user-session installed); or start it as root (it still "   \
+	"runs the code as sandbox_user), or from a delegated cgroup v2 with the memory, pids and cpu "     \
+	"controllers (systemd-run --user --scope -p Delegate=yes sagebox ...)"
+/* A delegated cgroup without the cpu controller: systemd's user@.service
+ * delegates to the user's manager only the controllers its Delegate= names. */
+#define CPU_FIX                                                                                         \
+	"let the user's systemd manager delegate the cpu controller: as root, `systemctl edit "          \
+	"user@.service` with [Service] Delegate=pids memory cpu, then log in again"
 
 void sb_status_off(struct sb_status_rows *r, const char *label, const char *fmt, ...)
 {
@@ -141,7 +149,11 @@ static void native(struct sb_status_rows *r, const json_t *b, const json_t *sett
 	}
 
 	const json_t *we = json_object_get(b, "would_enforce");
-	const char *why = sb_report_str(json_object_get(b, "cgroup"), "why_none");
+	const json_t *cgj = json_object_get(b, "cgroup");
+	const char *why = sb_report_str(cgj, "why_none");
+	if (sb_report_str(cgj, "delegated"))
+		sb_report_row(&r->details, "cgroup", "%s: %s", sb_report_str(cgj, "dir") ? sb_report_str(cgj, "dir") : "?",
+			      sb_report_str(cgj, "delegated"));
 	const char *mem = sb_report_str(we, "memory"), *pids = sb_report_str(we, "pids"), *cpus = sb_report_str(we, "cpus");
 	const char *files = sb_report_str(we, "nofile_fsize_core");
 	char v[64];
@@ -166,8 +178,10 @@ static void native(struct sb_status_rows *r, const json_t *b, const json_t *sett
 	} else if (cpus) {
 		sb_report_row(&r->on, "cpus", "%s, by %s", v, cpus);
 	} else if (we) {
-		sb_status_off(r, "cpus", "%s asked, not limited: no cgroup cpu controller; only the timeout bounds CPU use", v);
-		sb_report_sub(&r->off, "fix", why ? "as for memory total" : CGROUP_FIX);
+		const char *note = sb_report_str(cgj, "note");
+		sb_status_off(r, "cpus", "%s asked, not limited: %s; only the timeout bounds CPU use", v,
+			      note ? note : "no cgroup cpu controller");
+		sb_report_sub(&r->off, "fix", why ? "as for memory total" : note ? CPU_FIX : CGROUP_FIX);
 	}
 	if (files)
 		sb_report_row(&r->on, "files", "open files, file size and core dumps, by %s", files);

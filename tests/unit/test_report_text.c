@@ -90,11 +90,38 @@ static void test_native_no_cgroup(void)
 	CHECK_STR_CONTAINS(on, "code runs under your uid");
 	CHECK(!strstr(on, "cpus") && !strstr(on, "Landlock"));
 	CHECK_STR_CONTAINS(off, "memory total  no bound for the sandbox as a whole (no usable cgroup: cgroup v1 needs root)");
-	CHECK_STR_CONTAINS(off, "fix: start sagebox as root");
+	CHECK_STR_CONTAINS(off, "fix: on a machine with systemd and cgroup v2, start sagebox from your login");
+	CHECK_STR_CONTAINS(off, "or start it as root");
 	CHECK_STR_CONTAINS(off, "cpus          1 CPU asked, not limited");
 	CHECK_STR_CONTAINS(off, "Landlock      nothing (no Landlock in this kernel)");
 	CHECK_STR_CONTAINS(off, "/nope/python3 is not there: python jobs cannot run");
 	CHECK(!strstr(t, "sagebox status --json")); /* the brief form ends with the details */
+	free(on);
+	free(off);
+	free(t);
+}
+
+/* A delegated cgroup v2 without the cpu controller (a user manager that
+ * delegates only memory and pids): memory and processes held as a whole,
+ * the CPU share said not to be, with why and the fix for that alone. */
+static void test_native_v2_without_cpu(void)
+{
+	char *t = text_of(status_of("{\"name\":\"native\",\"user_namespaces\":{\"available\":true},\"landlock\":{\"abi\":4,"
+				    "\"available\":true,\"covers\":\"filesystem, TCP bind/connect\"},\"seccomp\":"
+				    "{\"available\":true},\"cgroup\":{\"mode\":\"v2\",\"dir\":\"/sys/fs/cgroup/x.scope\","
+				    "\"delegated\":\"x.scope, a scope of your systemd user manager with Delegate=yes\","
+				    "\"note\":\"the cpu controller is not delegated to /sys/fs/cgroup/x.scope (it has: memory pids)\"},"
+				    "\"would_enforce\":{\"memory\":\"cgroup v2\",\"pids\":\"cgroup v2\","
+				    "\"cpus\":null,\"nofile_fsize_core\":\"rlimit\"},"
+				    "\"available\":true,\"capabilities\":[\"isolated\"]}", true),
+			  SB_REPORT_FULL);
+	char *on = section(t, "\nEnforced:"), *off = section(t, "\nNot enforced:");
+	CHECK_STR_CONTAINS(on, "256m for the whole sandbox, by cgroup v2");
+	CHECK_STR_CONTAINS(on, "processes     96, by cgroup v2");
+	CHECK_STR_CONTAINS(off, "not limited: the cpu controller is not delegated to\n");
+	CHECK_STR_CONTAINS(off, "Delegate=pids memory cpu");
+	CHECK(!strstr(off, "memory total"));
+	CHECK_STR_CONTAINS(t, "/sys/fs/cgroup/x.scope: x.scope, a scope of your systemd user manager with");
 	free(on);
 	free(off);
 	free(t);
@@ -231,6 +258,7 @@ int main(void)
 {
 	test_native_root_cgroup();
 	test_native_no_cgroup();
+	test_native_v2_without_cpu();
 	test_unavailable();
 	test_podman();
 	test_host();

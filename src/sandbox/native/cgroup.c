@@ -1,8 +1,11 @@
-/* Memory, pids and CPU limits through a per-sandbox cgroup: cgroup v2 when a
- * delegated, writable cgroup with the controllers exists; cgroup v1 (memory,
- * pids, cpu hierarchies) when running as root on a v1/hybrid host; else
- * nothing here and limits.c falls back to rlimits. The sandbox's cgroup is
- * created below the caller's own cgroup, so limits set above us still hold. */
+/* Memory, pids and CPU limits through a per-sandbox cgroup: cgroup v2 below
+ * the delegated cgroup cgroup_base.c found or asked systemd for; cgroup v1
+ * (memory, pids, cpu hierarchies) when running as root on a v1/hybrid host;
+ * else nothing here and limits.c falls back to rlimits. The sandbox's cgroup
+ * is created below the caller's own cgroup, so limits set above us still
+ * hold. A limit counts as enforced only once written and read back
+ * (put_verified), and read back again once the sandbox's first process
+ * has joined the cgroup, by a write the kernel checked (nat_cgroup_verify). */
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
@@ -20,169 +23,6 @@
 #include "sandbox/native/native.h"
 
 static atomic_uint cg_counter;
-
-static bool has_token(const char *list, const char *tok)
-{
-	size_t n = strlen(tok);
-	for (const char *p = list; p && *p;) {
-		const char *e = strpbrk(p, ", \n");
-		size_t len = e ? (size_t)(e - p) : strlen(p);
-		if (len == n && strncmp(p, tok, n) == 0)
-			return true;
-		p = e ? e + 1 : NULL;
-	}
-	return false;
-}
-
-/* The mount point of the hierarchy with `ctrl` (v1) or of cgroup2 (ctrl
- * NULL), and the mount's root inside the hierarchy. */
-static bool find_mount(const char *ctrl, char *mnt, size_t mn, char *root, size_t rn)
-{
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	if (!f)
-		return false;
-	char line[4096];
-	bool found = false;
-	while (!found && fgets(line, sizeof line, f)) {
-		char *save = NULL, *fields[12] = {0};
-		int nf = 0;
-		for (char *t = strtok_r(line, " \n", &save); t && nf < 12; t = strtok_r(NULL, " \n", &save))
-			fields[nf++] = t;
-		int dash = -1;
-		for (int i = 6; i < nf; i++)
-			if (strcmp(fields[i], "-") == 0) {
-				dash = i;
-				break;
-			}
-		if (dash < 0 || dash + 3 >= nf + 1 || !fields[dash + 1])
-			continue;
-		const char *fstype = fields[dash + 1];
-		const char *super = dash + 3 < nf ? fields[dash + 3] : "";
-		if (ctrl ? (strcmp(fstype, "cgroup") == 0 && has_token(super, ctrl))
-			 : strcmp(fstype, "cgroup2") == 0) {
-			snprintf(mnt, mn, "%s", fields[4]);
-			snprintf(root, rn, "%s", fields[3]);
-			found = true;
-		}
-	}
-	fclose(f);
-	return found;
-}
-
-/* Our own cgroup in the hierarchy with `ctrl` (NULL: the v2 "0::" line). */
-static bool own_path(const char *ctrl, char *out, size_t n)
-{
-	FILE *f = fopen("/proc/self/cgroup", "re");
-	if (!f)
-		return false;
-	char line[4096];
-	bool found = false;
-	while (!found && fgets(line, sizeof line, f)) {
-		char *c1 = strchr(line, ':');
-		char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-		if (!c2)
-			continue;
-		*c2 = '\0';
-		char *nl = strchr(c2 + 1, '\n');
-		if (nl)
-			*nl = '\0';
-		bool match = ctrl ? has_token(c1 + 1, ctrl) : (strncmp(line, "0:", 2) == 0 && c1[1] == '\0');
-		if (match) {
-			snprintf(out, n, "%s", c2 + 1);
-			found = true;
-		}
-	}
-	fclose(f);
-	return found;
-}
-
-/* The directory of our own cgroup for ctrl (or v2), e.g.
- * /sys/fs/cgroup/memory/user.slice. */
-static bool own_dir(const char *ctrl, char *out, size_t n)
-{
-	char mnt[PATH_MAX], root[PATH_MAX], path[PATH_MAX];
-	if (!find_mount(ctrl, mnt, sizeof mnt, root, sizeof root) || !own_path(ctrl, path, sizeof path))
-		return false;
-	const char *rel = path;
-	size_t rl = strlen(root);
-	if (strcmp(root, "/") != 0) {
-		if (strncmp(path, root, rl) != 0 || (path[rl] != '/' && path[rl] != '\0'))
-			return false; /* our cgroup is outside what is mounted */
-		rel = path + rl;
-	}
-	if (strcmp(rel, "/") == 0)
-		rel = "";
-	return snprintf(out, n, "%s%s", mnt, rel) < (int)n;
-}
-
-static bool read_line(const char *path, char *buf, size_t n)
-{
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return false;
-	bool ok = fgets(buf, (int)n, f) != NULL;
-	fclose(f);
-	if (!ok)
-		buf[0] = '\0';
-	return true;
-}
-
-static bool v2_usable(char *dir, size_t n, char *why, size_t wn)
-{
-	char path[PATH_MAX + 32], line[512];
-	if (!own_dir(NULL, dir, n)) {
-		snprintf(why, wn, "no cgroup v2 hierarchy is mounted");
-		return false;
-	}
-	snprintf(path, sizeof path, "%s/cgroup.controllers", dir);
-	if (!read_line(path, line, sizeof line) || !has_token(line, "memory") || !has_token(line, "pids")) {
-		snprintf(why, wn, "cgroup v2 at %s has no memory/pids controllers", dir);
-		return false;
-	}
-	snprintf(path, sizeof path, "%s/cgroup.subtree_control", dir);
-	if (access(dir, W_OK) != 0 || access(path, W_OK) != 0) {
-		snprintf(why, wn, "cgroup v2 %s is not delegated to this user (not writable)", dir);
-		return false;
-	}
-	return true;
-}
-
-static bool v1_usable(char *why, size_t wn)
-{
-	char dir[PATH_MAX];
-	if (geteuid() != 0) {
-		snprintf(why, wn, "cgroup v1 needs root and cgroup v2 has no delegated cgroup for this user");
-		return false;
-	}
-	if (!own_dir("memory", dir, sizeof dir) || access(dir, W_OK) != 0) {
-		snprintf(why, wn, "no writable cgroup v1 memory hierarchy");
-		return false;
-	}
-	return true;
-}
-
-enum nat_cg_mode nat_cgroup_probe(char *why, size_t n, bool have[3])
-{
-	char dir[PATH_MAX], w2[256], path[PATH_MAX + 32], line[512];
-	static const char *const ctrls[] = {"memory", "pids", "cpu"};
-	have[0] = have[1] = have[2] = false;
-	why[0] = '\0';
-	if (v2_usable(dir, sizeof dir, w2, sizeof w2)) {
-		snprintf(path, sizeof path, "%s/cgroup.controllers", dir);
-		if (read_line(path, line, sizeof line))
-			for (int i = 0; i < 3; i++)
-				have[i] = has_token(line, ctrls[i]);
-		return NAT_CG_V2;
-	}
-	if (v1_usable(why, n)) {
-		for (int i = 0; i < 3; i++)
-			have[i] = own_dir(ctrls[i], dir, sizeof dir) && access(dir, W_OK) == 0;
-		return NAT_CG_V1;
-	}
-	size_t l = strlen(why);
-	snprintf(why + l, n - l, "; %s", w2);
-	return NAT_CG_NONE;
-}
 
 static int put(const char *dir, const char *file, const char *val)
 {
@@ -209,10 +49,7 @@ static bool put_verified(const char *dir, const char *file, const char *val)
 	if (put(dir, file, val) != 0)
 		return false;
 	snprintf(path, sizeof path, "%s/%s", dir, file);
-	if (!read_line(path, line, sizeof line))
-		return false;
-	line[strcspn(line, "\n")] = '\0';
-	return strcmp(line, val) == 0;
+	return nat_cg_read_line(path, line, sizeof line) && strcmp(line, val) == 0;
 }
 
 /* The CPU quota: cpus cores per 100 ms period, and the burst. */
@@ -273,11 +110,6 @@ static bool v2_job_migration_ok(void)
 	if (uname(&u) != 0 || sscanf(u.release, "%d.%d", &major, &minor) != 2)
 		return false;
 	return major > 5 || (major == 5 && minor >= 16);
-}
-
-bool nat_cgroup_job_possible(enum nat_cg_mode mode, bool have_cpu)
-{
-	return have_cpu && (mode == NAT_CG_V1 || (mode == NAT_CG_V2 && v2_job_migration_ok()));
 }
 
 /* SELF_MOVE: the file a process writes "0" to, to move itself into a
@@ -388,7 +220,7 @@ static int v1_create(const struct sb_limits *l, bool per_job, struct nat_cgroup 
 	} hs[] = {{"memory", cg->mem}, {"pids", cg->pids}, {"cpu", cg->cpu}};
 	for (size_t i = 0; i < 3; i++) {
 		hs[i].dir[0] = '\0';
-		if (!own_dir(hs[i].ctrl, base, sizeof base))
+		if (!nat_cg_own_dir(hs[i].ctrl, base, sizeof base))
 			continue;
 		gc_stale(base);
 		if (snprintf(hs[i].dir, PATH_MAX, "%s/%s", base, name) >= PATH_MAX ||
@@ -423,12 +255,24 @@ static int v1_create(const struct sb_limits *l, bool per_job, struct nat_cgroup 
 
 static pthread_mutex_t v2_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Enable the controllers for our children. The "no internal processes"
- * rule refuses that while we are in the cgroup ourselves; then move this
- * process into a leaf first, as crun and nsjail do (once per process). */
+static bool v2_enabled(const char *dir)
+{
+	char path[PATH_MAX + 32], line[256];
+	snprintf(path, sizeof path, "%s/cgroup.subtree_control", dir);
+	return nat_cg_read_line(path, line, sizeof line) && nat_cg_has_token(line, "memory") &&
+	       nat_cg_has_token(line, "pids");
+}
+
+/* Enable the controllers for our children, and check on every sandbox
+ * that they still are. The "no internal processes" rule refuses that while
+ * we are in the cgroup ourselves; then move this process into a leaf
+ * first, as crun and nsjail do (once per process: the base stays the
+ * cgroup we started in, or systemd's scope, never our leaf). */
 static int v2_enable(const char *dir)
 {
 	const char *want = "+memory +pids +cpu";
+	if (v2_enabled(dir))
+		return 0;
 	if (put(dir, "cgroup.subtree_control", want) == 0 || put(dir, "cgroup.subtree_control", "+memory +pids") == 0)
 		return 0;
 	if (errno != EBUSY)
@@ -479,6 +323,14 @@ static int v2_create(const char *base, const struct sb_limits *l, bool per_job, 
 		}
 	}
 	cg->cpu_limited = set_cpu(cg->mem, sandbox_cpus(l, cg), true);
+	if (!cg->cpu_limited) {
+		char path[PATH_MAX + 32], line[256];
+		snprintf(path, sizeof path, "%s/cgroup.controllers", base);
+		if (!nat_cg_read_line(path, line, sizeof line))
+			line[0] = '\0';
+		snprintf(cg->note, sizeof cg->note, "the cpu controller is not delegated to %s (it has: %s)", base,
+			 line[0] ? line : "none");
+	}
 	if (!cg->mem_limited || !cg->pids_limited) {
 		sb_fail_errno(err, "cannot set the limits in %s", cg->mem);
 		nat_cgroup_remove(cg);
@@ -489,17 +341,23 @@ static int v2_create(const char *base, const struct sb_limits *l, bool per_job, 
 
 int nat_cgroup_create(const struct sb_limits *l, bool per_job, struct nat_cgroup *cg, struct sb_error *err)
 {
-	char dir[PATH_MAX];
+	const struct nat_cg_base *b = nat_cgroup_base();
 	memset(cg, 0, sizeof *cg);
-	if (v2_usable(dir, sizeof dir, cg->note, sizeof cg->note))
-		return v2_create(dir, l, per_job, cg, err);
-	char w1[256];
-	if (v1_usable(w1, sizeof w1))
+	if (b->mode == NAT_CG_V2)
+		return v2_create(b->dir, l, per_job, cg, err);
+	if (b->mode == NAT_CG_V1)
 		return v1_create(l, per_job, cg, err);
-	size_t n = strlen(cg->note);
-	snprintf(cg->note + n, sizeof cg->note - n, "; %s", w1);
+	snprintf(cg->note, sizeof cg->note, "%s", b->why);
 	cg->mode = NAT_CG_NONE;
 	return 0;
+}
+
+int nat_cgroup_trial(const struct sb_limits *l, struct nat_cgroup *cg, struct sb_error *err)
+{
+	int rc = nat_cgroup_create(l, true, cg, err);
+	if (rc == 0)
+		nat_cgroup_remove(cg);
+	return rc;
 }
 
 int nat_cgroup_join_self(const struct nat_cgroup *cg)
@@ -565,4 +423,41 @@ void nat_cgroup_remove(struct nat_cgroup *cg)
 		}
 		dirs[i][0] = '\0';
 	}
+}
+
+static bool still(const char *dir, const char *file, const char *val)
+{
+	char path[PATH_MAX + 64], line[128];
+	snprintf(path, sizeof path, "%s/%s", dir, file);
+	return nat_cg_read_line(path, line, sizeof line) && strcmp(line, val) == 0;
+}
+
+int nat_cgroup_verify(const struct nat_cgroup *cg, const struct sb_limits *l, struct sb_error *err)
+{
+	char val[64];
+	bool v2 = cg->mode == NAT_CG_V2;
+	if (cg->mode == NAT_CG_NONE)
+		return 0;
+	const struct {
+		bool claimed;
+		const char *ctrl, *dir, *file;
+	} rows[] = {
+		{cg->mem_limited, "memory", cg->mem, v2 ? "memory.max" : "memory.limit_in_bytes"},
+		{cg->pids_limited, "pids", v2 ? cg->mem : cg->pids, "pids.max"},
+		{cg->cpu_limited, "cpu", v2 ? cg->mem : cg->cpu, v2 ? "cpu.max" : "cpu.cfs_quota_us"},
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		if (!rows[i].claimed)
+			continue;
+		if (i == 0)
+			snprintf(val, sizeof val, "%llu", (unsigned long long)l->memory_bytes);
+		else if (i == 1)
+			snprintf(val, sizeof val, "%u", l->pids);
+		else
+			snprintf(val, sizeof val, v2 ? "%ld 100000" : "%ld", (long)(sandbox_cpus(l, cg) * 100000 + 0.5));
+		if (!still(rows[i].dir, rows[i].file, val))
+			return sb_fail(err, "the sandbox's %s limit is gone from %s/%s since it was set: something else "
+					    "manages this cgroup", rows[i].ctrl, rows[i].dir, rows[i].file);
+	}
+	return 0;
 }

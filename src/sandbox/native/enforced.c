@@ -122,8 +122,10 @@ json_t *nat_enforced_json(const struct nat_plan *p, const struct nat_ready *r)
 						 NAT_HOUSEKEEPING_CPUS));
 	}
 	json_object_set_new(o, "cpus", cpus);
-	if (cg->mode == NAT_CG_NONE && cg->note[0])
+	if (cg->note[0])
 		json_object_set_new(o, "cgroup_note", json_string(cg->note));
+	if (cg->mode == NAT_CG_V2)
+		json_object_set_new(o, "cgroup_delegated", json_string(nat_cgroup_base()->how));
 
 	json_object_set_new(o, "per_user_resources", user_resources(r->user_resources));
 	json_object_set_new(o, "nofile", json_integer(l->nofile));

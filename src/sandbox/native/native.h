@@ -129,8 +129,39 @@ noreturn void nat_child_fail(const char *stage, int errnum, const char *fmt, ...
 noreturn void nat_child_fail_hint(const char *stage, int errnum, const char *hint, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
-/* ---- cgroups (cgroup.c) ---- */
+/* ---- cgroups (cgroup_base.c, cgroup.c, systemd_scope.c) ---- */
 enum nat_cg_mode { NAT_CG_NONE, NAT_CG_V1, NAT_CG_V2 };
+
+/* Where this process's sandboxes' cgroups go (cgroup_base.c), decided
+ * once: v2 below `dir`, which is ours (`how` says why: a delegated unit, a
+ * scope systemd made for us, no systemd at all); v1 as root; or none, and
+ * `why`. */
+struct nat_cg_base {
+	enum nat_cg_mode mode;
+	char dir[PATH_MAX];
+	char how[256];
+	char why[768];
+	bool scope; /* dir is a scope systemd made for this process */
+};
+const struct nat_cg_base *nat_cgroup_base(void);
+bool nat_cg_has_token(const char *list, const char *tok);
+/* The first line of a file, without its newline; false if unreadable. */
+bool nat_cg_read_line(const char *path, char *buf, size_t n);
+/* The systemd unit that holds the cgroup path (relative to the hierarchy's
+ * root): its deepest component named like a service or scope; *unit_end
+ * is where the unit's own directory ends in path; *user_manager: the
+ * unit is the user manager's (below a user@UID.service). false: none. */
+bool nat_cgroup_unit_of(const char *path, const char **name, size_t *name_len, size_t *unit_end,
+			bool *user_manager);
+/* Our own cgroup's directory in the v1 hierarchy of ctrl (NULL: v2). */
+bool nat_cg_own_dir(const char *ctrl, char *out, size_t n);
+/* systemd_scope.c: whether the unit (of the user's manager or the
+ * system's) has Delegate=yes: 1, 0, -1 (cannot ask; why says why). */
+int nat_systemd_unit_delegated(bool user_manager, const char *unit, char *why, size_t wn);
+/* A transient scope with Delegate=yes holding this process, from the
+ * user's manager or (user_manager false) the system's; its name in unit.
+ * 0, or -1 and why. */
+int nat_systemd_scope(bool user_manager, char *unit, size_t un, char *why, size_t wn);
 
 struct nat_cgroup {
 	enum nat_cg_mode mode;
@@ -145,12 +176,16 @@ struct nat_cgroup {
 	bool cpu_per_job;
 	unsigned n_job_slots; /* job-0 .. job-<n-1> below it (job_slots.c) */
 	bool mem_limited, memsw_limited, pids_limited, cpu_limited;
-	char note[256];      /* why no cgroup, or a caveat */
+	char note[768];      /* why no cgroup, or a caveat */
 };
 
-/* Which mode would be used, without creating anything (status); have[]:
- * memory, pids, cpu controllers usable in that mode. */
-enum nat_cg_mode nat_cgroup_probe(char *why, size_t n, bool have[3]);
+/* status: the limits l would get here, tried for real: a sandbox's cgroup
+ * made (the controllers enabled, each limit written and read back) and
+ * removed again; cg says what held. -1 (err) as nat_cgroup_create. */
+int nat_cgroup_trial(const struct sb_limits *l, struct nat_cgroup *cg, struct sb_error *err);
+/* After the sandbox started (its first process joined the cgroups): every
+ * limit cg claims still reads as written. -1 + err. */
+int nat_cgroup_verify(const struct nat_cgroup *cg, const struct sb_limits *l, struct sb_error *err);
 /* Create a per-sandbox cgroup with the limits; cg->mode NAT_CG_NONE (and
  * cg->note says why) when none can be used. per_job: the CPU quota on a
  * child cgroup for the jobs (cg->cpu_per_job says whether it could be).
@@ -163,8 +198,6 @@ int nat_cgroup_create(const struct sb_limits *l, bool per_job, struct nat_cgroup
 int nat_cgroup_open_job(const struct nat_cgroup *cg);
 /* The file of the jobs' cgroup that fd is (v1 `tasks`, v2 `cgroup.procs`). */
 const char *nat_cgroup_job_file(const struct nat_cgroup *cg);
-/* Whether a warm worker's sandbox would get a job cgroup (status). */
-bool nat_cgroup_job_possible(enum nat_cg_mode mode, bool have_cpu);
 /* In the outer child, before dropping root: move itself in. AS-safe. */
 int nat_cgroup_join_self(const struct nat_cgroup *cg);
 /* cgroup.kill (v2) where available. */

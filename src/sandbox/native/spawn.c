@@ -281,6 +281,9 @@ static int native_spawn(void *self, const struct sb_sandbox_req *req, struct sb_
 	memset(&ready, 0, sizeof ready);
 	int rc = collect_reports(fds[REPORT][0], &ready, err);
 	close_fd(&fds[REPORT][0]);
+	/* Every limit claimed still holds, on the cgroup its processes are in. */
+	if (rc == 0)
+		rc = nat_cgroup_verify(&p->cg, &p->limits, err);
 	if (rc != 0) {
 		kill(pid, SIGKILL);
 		SB_RETRY_EINTR(waitpid(pid, NULL, 0));

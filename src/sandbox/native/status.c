@@ -85,22 +85,35 @@ json_t *nat_status(void *self)
 	}
 	json_object_set_new(o, "seccomp", sc);
 
-	/* cgroups and what each limit would be enforced by */
-	char why[512];
-	bool have[3];
-	enum nat_cg_mode mode = nat_cgroup_probe(why, sizeof why, have);
-	const char *cgname = mode == NAT_CG_V2 ? "cgroup v2" : mode == NAT_CG_V1 ? "cgroup v1" : NULL;
-	json_t *cgj = json_pack("{s:s}", "mode", mode == NAT_CG_V2 ? "v2" : mode == NAT_CG_V1 ? "v1" : "none");
-	if (mode == NAT_CG_NONE)
-		json_object_set_new(cgj, "why_none", json_string(why));
+	/* cgroups and what each limit would be enforced by: tried for real
+	 * (cgroup.c nat_cgroup_trial), never inferred from a writable directory */
+	struct nat_cgroup cg;
+	struct sb_error cgerr = {0};
+	const struct nat_cg_base *base = nat_cgroup_base();
+	if (nat_cgroup_trial(&ns->limits, &cg, &cgerr) != 0) {
+		memset(&cg, 0, sizeof cg);
+		snprintf(cg.note, sizeof cg.note, "%.700s", cgerr.msg);
+	}
+	const char *cgname = cg.mode == NAT_CG_V2 ? "cgroup v2" : cg.mode == NAT_CG_V1 ? "cgroup v1" : NULL;
+	json_t *cgj = json_pack("{s:s}", "mode", cg.mode == NAT_CG_V2 ? "v2" : cg.mode == NAT_CG_V1 ? "v1" : "none");
+	if (cg.mode == NAT_CG_NONE)
+		json_object_set_new(cgj, "why_none", json_string(cg.note));
+	if (cg.mode == NAT_CG_V2) {
+		json_object_set_new(cgj, "dir", json_string(base->dir));
+		json_object_set_new(cgj, "delegated", json_string(base->how));
+		json_object_set_new(cgj, "systemd_scope", json_boolean(base->scope));
+	}
 	json_object_set_new(o, "cgroup", cgj);
 	json_object_set_new(o, "would_enforce",
-			    json_pack("{s:s, s:s, s:s?, s:s}", "memory", have[0] ? cgname : "rlimit DATA (per process)", "pids",
-				      have[1] ? cgname : "rlimit NPROC", "cpus", have[2] ? cgname : NULL, "nofile_fsize_core",
-				      "rlimit"));
-	if (nat_cgroup_job_possible(mode, have[2])) /* see cgroup.c JOB_CGROUP */
+			    json_pack("{s:s, s:s, s:s?, s:s}", "memory",
+				      cg.mem_limited ? cgname : "rlimit DATA (per process)", "pids",
+				      cg.pids_limited ? cgname : "rlimit NPROC", "cpus", cg.cpu_limited ? cgname : NULL,
+				      "nofile_fsize_core", "rlimit"));
+	if (cg.cpu_limited && cg.cpu_per_job) /* see cgroup.c JOB_CGROUP */
 		json_object_set_new(json_object_get(o, "would_enforce"), "cpus_per_job",
 				    json_real(NAT_HOUSEKEEPING_CPUS));
+	if (cg.mode != NAT_CG_NONE && cg.note[0])
+		json_object_set_new(cgj, "note", json_string(cg.note));
 
 	for (size_t i = 0; i < sizeof ns->commands / sizeof ns->commands[0] && ns->commands[i].name[0]; i++)
 		json_object_set_new(o, ns->commands[i].name, exe(ns->commands[i].path));
