@@ -1,0 +1,76 @@
+#!/bin/bash
+# Inside a scripts/vm-check guest, as root, from the host's share at
+# /mnt/host: build sagebox from the source there with this release's own
+# packages, install it, then run the checks (desktop_checks.py as the normal
+# user `desk` in a real login session, unit_checks.py as root, the escape
+# battery's native part as desk), each bounded in time, one result line each
+# in /mnt/host/results. VM_CHECKS (from /mnt/host/env) narrows the checks.
+set -uo pipefail
+share=/mnt/host
+results=$share/results
+: >"$results"
+chmod 0666 "$results" # the checks as the normal user write it too
+# shellcheck disable=SC1091
+. /etc/os-release
+[ -f $share/env ] && . $share/env
+export VM_RESULTS=$results
+src=/var/tmp/sagebox
+log() { echo "guest: $(date +%T) $*"; }
+res() { echo "$*" | tee -a "$results"; }
+want() { [ -z "${VM_CHECKS:-}" ] || [[ ",$VM_CHECKS," == *",$1,"* ]]; }
+
+log "$PRETTY_NAME, systemd $(systemctl --version | head -n 1 | cut -d' ' -f2), kernel $(uname -r), $(nproc) CPUs"
+log "cgroup: $(stat -fc %T /sys/fs/cgroup), root controllers: $(cat /sys/fs/cgroup/cgroup.controllers)"
+
+# --- build and install ---------------------------------------------------
+t0=$(date +%s)
+rm -rf $src && cp -a $share/src $src && chmod -R a+rX $src
+if (cd $src && meson setup /var/tmp/build --prefix=/usr >/var/tmp/build.log 2>&1 &&
+	ninja -C /var/tmp/build >>/var/tmp/build.log 2>&1 && meson install -C /var/tmp/build >>/var/tmp/build.log 2>&1); then
+	res "PASS build from source: meson + ninja with $ID $VERSION_ID's packages, installed in /usr ($(($(date +%s) - t0)) s)"
+else
+	tail -n 40 /var/tmp/build.log
+	res "FAIL build from source: $(grep -m1 -E "error:|ERROR:" /var/tmp/build.log) ($(($(date +%s) - t0)) s)"
+	exit 0
+fi
+systemd-sysusers >/dev/null && systemctl daemon-reload
+
+# A login of the normal user through PAM (pam_systemd: a session of its
+# own, user@UID.service, the session bus), as a desktop login would.
+as_desk=(su - desk -c)
+in_vm="cd $src/tests/vm && VM_RESULTS=$results SAGEBOX_BIN=/usr/bin/sagebox"
+bounded() { # seconds name command...: a check that did not end in time is a failure
+	local secs=$1 name=$2; shift 2
+	timeout -k 10 "$secs" "$@"
+	local rc=$?
+	[ $rc = 124 ] || [ $rc = 137 ] && res "FAIL $name: not done within $secs s"
+	return 0
+}
+
+# --- as the normal user, in a login session -------------------------------
+if want desktop; then
+	bounded 2400 "desktop checks" "${as_desk[@]}" "$in_vm python3 desktop_checks.py ${VM_DESKTOP:-}"
+fi
+
+# --- the system unit, as root --------------------------------------------
+if want units; then
+	(cd $src/tests/vm && bounded 900 "unit checks" python3 unit_checks.py)
+fi
+
+# --- the escape battery's native part (no Sage), as the normal user -------
+if want escape; then
+	t0=$(date +%s)
+	out=$(timeout -k 10 3600 "${as_desk[@]}" "cd $src && SAGEBOX_BIN=/usr/bin/sagebox python3 -m pytest -q -p no:cacheprovider \
+		-rfE tests/sandbox --ignore=tests/sandbox/test_sage.py --ignore=tests/sandbox/test_sage_where.py" 2>&1)
+	rc=$?
+	echo "$out" | tail -n 40
+	last=$(echo "$out" | grep -E '(passed|failed|error)' | tail -n 1)
+	[ $rc = 0 ] && res "PASS escape battery, native part (tests/sandbox without Sage, as desk): $last ($(($(date +%s) - t0)) s)" ||
+		res "FAIL escape battery, native part: exit $rc: $last $(echo "$out" | grep -m3 '^FAILED') ($(($(date +%s) - t0)) s)"
+fi
+
+# --- Sage on a release without it: the README's advice, as written --------
+if want sage-advice && [ ! -x /usr/bin/sage ]; then
+	bounded 5400 "Sage as the README advises" "${as_desk[@]}" "$in_vm bash sage_advice.sh"
+fi
+log "done"

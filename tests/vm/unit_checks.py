@@ -1,0 +1,103 @@
+"""The system unit started for real (root, in a scripts/vm-check guest):
+`systemctl start sagebox` serves MCP over HTTP with its token as the user
+sagebox, runs a call in a sandbox whose limits its delegated cgroup holds,
+with the unit's hardening in effect; `systemd-analyze security` says how
+exposed it is; `systemctl stop` leaves no process, cgroup or socket."""
+import os
+import re
+import sys
+
+from vmlib import CG, Mcp, check, listening, sh, wait_for, wait_token
+
+URL = "http://127.0.0.1:8080/mcp"
+HAVE_SAGE = os.path.exists("/usr/bin/sage")
+
+
+def mounts_of(pid):
+    """{mount point: options} of a process's mount namespace (the last
+    mount on a point is the one seen)."""
+    out = {}
+    for line in open(f"/proc/{pid}/mountinfo"):
+        f = line.split()
+        out[f[4]] = f[5]
+    return out
+
+
+def opts_at(mnt, path):
+    """The options of the mount that holds path."""
+    best = max((m for m in mnt if path == m or path.startswith(m.rstrip("/") + "/")), key=len)
+    return mnt[best]
+
+
+def sagebox_pids():
+    uid = int(sh("id", "-u", "sagebox").stdout)
+    found = []
+    for p in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if os.stat(f"/proc/{p}").st_uid == uid:
+                found.append(int(p))
+        except OSError:
+            pass
+    return found
+
+
+@check("systemctl start sagebox (system unit)")
+def system_unit():
+    sh("systemctl", "start", "sagebox")
+    tok = wait_token("/var/lib/sagebox/token", URL, 180)
+    m = Mcp(URL, tok)
+    m.initialize()
+    if HAVE_SAGE:
+        out = m.call("run_sagemath", code="R.<x> = QQ[]\nprint(factor(x^4 - 1))")
+        assert "(x - 1) * (x + 1) * (x^2 + 1)" in out, out
+        said = "run_sagemath factored x^4 - 1"
+    else:
+        out = m.call("run_python", code="print(6*7)")
+        assert "42" in out, out
+        said = "run_python printed 42 (no Sage in this release)"
+    st = m.call("sandbox_status")
+    assert "by cgroup v2" in st and "not enforced" not in st.split("Not enforced")[0], st
+    pid = int(sh("systemctl", "show", "-p", "MainPID", "--value", "sagebox").stdout)
+    cg = sh("systemctl", "show", "-p", "ControlGroup", "--value", "sagebox").stdout.strip()
+    sandboxes = [d for d in os.listdir(f"{CG}{cg}") if d.startswith("sagebox")]
+    # the hardening, seen from its process
+    mnt = mounts_of(pid)
+    user = open(f"/proc/{pid}/status").read()
+    uid = re.search(r"^Uid:\s+(\d+)", user, re.M).group(1)
+    assert uid != "0", "runs as root"
+    assert opts_at(mnt, "/usr").startswith("ro") and opts_at(mnt, "/etc").startswith("ro"), "ProtectSystem"
+    assert "/home" in mnt, "ProtectHome: no mount over /home"
+    assert not os.listdir(f"/proc/{pid}/root/home"), "ProtectHome: /home is visible"
+    assert "/tmp" in mnt, "PrivateTmp: no mount over /tmp"
+    return (f"{said}; sandbox_status: limits by cgroup v2 in {cg} ({sandboxes}); runs as uid {uid}; "
+            f"/usr and /etc read-only, /home empty, /tmp private")
+
+
+@check("systemd-analyze security sagebox")
+def security():
+    p = sh("systemd-analyze", "security", "--no-pager", "sagebox", check_rc=False)
+    print(p.stdout)
+    overall = [l for l in p.stdout.splitlines() if "Overall exposure level" in l]
+    assert overall, p.stdout[-500:] + p.stderr[-500:]
+    return overall[0].strip()
+
+
+@check("systemctl stop sagebox leaves nothing")
+def stop():
+    cg = sh("systemctl", "show", "-p", "ControlGroup", "--value", "sagebox").stdout.strip()
+    sh("systemctl", "stop", "sagebox")
+    state = sh("systemctl", "show", "-p", "ActiveState,Result", "sagebox").stdout.split()
+    assert "ActiveState=inactive" in state and "Result=success" in state, state
+    assert wait_for(lambda: not sagebox_pids(), 10), f"processes of user sagebox left: {sagebox_pids()}"
+    assert not cg or not os.path.exists(f"{CG}{cg}"), f"{CG}{cg} left"
+    assert not listening(8080), "port 8080 still listening"
+    return f"{' '.join(state)}; no process of user sagebox, no {cg or 'cgroup'}, nothing on port 8080"
+
+
+CHECKS = [system_unit, security, stop]
+
+if __name__ == "__main__":
+    want = sys.argv[1:]
+    for c in CHECKS:
+        if not want or c.check_name in want or c.__name__ in want:
+            c()
