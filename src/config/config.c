@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <ini.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -12,7 +13,7 @@
 #include "sandbox/registry.h"
 #include "util/utf8.h"
 
-enum kind { K_UINT, K_CPUS, K_MEMORY, K_OUTPUT_KIB, K_BACKEND, K_ISOLATION, K_PATH, K_IMAGE, K_NAME, K_SIZE, K_SHARE, K_DIR, K_NETWORK, K_BOOL };
+enum kind { K_UINT, K_CPUS, K_MEMORY, K_OUTPUT_KIB, K_BACKEND, K_ISOLATION, K_PATH, K_IMAGE, K_NAME, K_SIZE, K_SHARE, K_DIR, K_NETWORK, K_BOOL, K_INSTANCE };
 
 struct setting {
 	const char *key;     /* config file key; the flag is --key with _ as - */
@@ -58,6 +59,8 @@ static const struct setting settings[] = {
 	{"network", K_NETWORK, "none, or comma-separated HOST, HOST:PORT, *.DOMAIN (HOST alone: ports 80 and 443)", "hosts the code may reach through sagebox's proxy; every other name, and private or loopback addresses not listed as such, are refused", 0, 0, F(network)},
 	{"service", K_BOOL, "true|false (the flag alone: true)", "sagebox mcp connects to (or starts) a user-level service that keeps a warm worker across client restarts (stdio only; falls back to serving in-process)", 0, 0, F(service)},
 	{"service_idle_seconds", K_UINT, "1-86400 (seconds)", "the service exits after this long with no client, job or session", 1, 86400, F(service_idle_s)},
+	{"instance", K_INSTANCE, "[a-z0-9-]{1,32}, empty for the host name", "this server's name among several behind a router: every session, job and task id names it, so the router sends a request to the instance that holds its id", 0, 0, F(instance)},
+	{"drain_timeout", K_UINT, "1-86400 (seconds)", "on SIGTERM or sagebox mcp --drain, how long open sessions and calls may go on while no new ones are taken; then they end", 1, 86400, F(drain_timeout_s)},
 	{"export_dir", K_DIR, "a host directory, empty for off", "file_export copies workspace files here (new names, never overwriting)", 0, 0, F(export_dir)},
 };
 #define N_SETTINGS (sizeof settings / sizeof settings[0])
@@ -66,6 +69,12 @@ static const struct setting settings[] = {
 static const char *range_of(const struct setting *s)
 {
 	return s->kind == K_BACKEND ? sb_backend_names() : s->range;
+}
+
+static char host_name[SB_INSTANCE_MAX + 1];
+static void host_instance(void)
+{
+	sb_instance_default(host_name);
 }
 
 const char *sb_isolation_name(enum sb_isolation i)
@@ -101,6 +110,16 @@ void sb_config_defaults(struct sb_config *cfg)
 	cfg->max_jobs_total = 16;
 	cfg->task_ttl_s = 3600;
 	cfg->service_idle_s = 600;
+	cfg->drain_timeout_s = 300;
+}
+
+const char *sb_config_instance(const struct sb_config *cfg)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	if (cfg->instance[0])
+		return cfg->instance;
+	pthread_once(&once, host_instance);
+	return host_name;
 }
 
 static const struct setting *find(const char *key)
@@ -304,6 +323,10 @@ int sb_config_set(struct sb_config *cfg, const char *key, const char *value, con
 		if (!sb_backend_type_find(value))
 			return bad(err, s, origin, value, NULL);
 		break;
+	case K_INSTANCE:
+		if (*value && !sb_instance_name_ok(value))
+			return bad(err, s, origin, value, "a name of 1 to 32 lowercase letters, digits and '-'");
+		break;
 	case K_BOOL:
 		if (!strcmp(value, "true") || !strcmp(value, "1") || !strcmp(value, "yes") || !strcmp(value, "on"))
 			*(bool *)(void *)field = true;
@@ -491,8 +514,9 @@ void sb_config_print_help(FILE *out)
 			var[j] = (char)toupper((unsigned char)settings[i].key[j]);
 		}
 		flag[j] = var[j] = '\0';
-		json_t *v = json_object_get(dj, settings[i].key);
-		char *dv = v ? json_dumps(v, JSON_ENCODE_ANY) : NULL;
+		/* The host name is this machine's, not the program's default. */
+		json_t *v = settings[i].kind == K_INSTANCE ? NULL : json_object_get(dj, settings[i].key);
+		char *dv = v ? json_dumps(v, JSON_ENCODE_ANY) : settings[i].kind == K_INSTANCE ? strdup("\"\"") : NULL;
 		fprintf(out, "  %-19s --%-19s SAGEBOX_%s\n      %s; allowed: %s; default: %s\n", settings[i].key,
 			flag, var, settings[i].help, range_of(&settings[i]), dv ? dv : "?");
 		free(dv);
@@ -520,8 +544,9 @@ json_t *sb_config_to_json(const struct sb_config *c)
 	json_t *shares = json_array();
 	for (unsigned i = 0; i < c->n_shares; i++)
 		json_array_append_new(shares, json_string(c->shares[i]));
-	json_object_update_new(o, json_pack("{s:b, s:I}", "service", c->service, "service_idle_seconds",
-					    (json_int_t)c->service_idle_s));
+	json_object_update_new(o, json_pack("{s:b, s:I, s:s, s:I}", "service", c->service, "service_idle_seconds",
+					    (json_int_t)c->service_idle_s, "instance", sb_config_instance(c), "drain_timeout",
+					    (json_int_t)c->drain_timeout_s));
 	json_object_update_new(o, json_pack("{s:I, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:o, s:s, s:s}", "max_sessions",
 					    (json_int_t)c->max_sessions, "max_sessions_total",
 					    (json_int_t)c->max_sessions_total, "session_idle_minutes",

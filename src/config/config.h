@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "core/handle.h"
 #include "core/limits.h"
 #include "core/paths.h"
 #include "net/allowlist.h"
@@ -56,6 +57,9 @@ struct sb_config {
 	char config_path[PATH_MAX];    /* the file that was read, or empty */
 	bool service;                  /* sagebox mcp: use the user-level service (cli/service_front.c) */
 	unsigned service_idle_s;       /* the service exits after this long unused */
+	/* Many instances behind a router (docs/DEPLOY.md). */
+	char instance[SB_INSTANCE_MAX + 1]; /* named in every handle; "" the host name */
+	unsigned drain_timeout_s;      /* SIGTERM or --drain: the longest open work is waited for */
 };
 
 /* Defaults only. */
@@ -86,5 +90,9 @@ void sb_config_print_help(FILE *out);
 json_t *sb_config_to_json(const struct sb_config *cfg);
 
 const char *sb_isolation_name(enum sb_isolation i);
+
+/* The instance this server is: the setting, or the host name when it is
+ * empty (core/handle.h). */
+const char *sb_config_instance(const struct sb_config *cfg);
 
 #endif

@@ -8,6 +8,7 @@
 enum {
 	SB_STAT_PPID = 4,
 	SB_STAT_STARTTIME = 22,
+	SB_STAT_RSS = 24,         /* resident pages */
 	SB_STAT_ARG_START = 48,
 	SB_STAT_ARG_END = 49,
 };

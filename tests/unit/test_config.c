@@ -26,6 +26,16 @@ int main(void)
 
 	/* Ranges are enforced with errors, never clamped. */
 	CHECK(sb_config_set(&cfg, "timeout", "600", "--timeout", &err) == 0 && cfg.limits.timeout_s == 600);
+	/* instance: a router-safe name, or empty for the host name's. */
+	CHECK(sb_instance_name_ok(sb_config_instance(&cfg)));
+	CHECK(sb_config_set(&cfg, "instance", "sagebox-2", "--instance", &err) == 0 &&
+	      !strcmp(sb_config_instance(&cfg), "sagebox-2"));
+	CHECK(sb_config_set(&cfg, "instance", "Node_1", "--instance", &err) == -1);
+	CHECK_STR_CONTAINS(err.msg, "--instance: invalid instance 'Node_1'");
+	CHECK(sb_config_set(&cfg, "instance", "abcdefghijklmnopqrstuvwxyz0123456", "x", &err) == -1);
+	CHECK(sb_config_set(&cfg, "instance", "", "x", &err) == 0 && sb_instance_name_ok(sb_config_instance(&cfg)));
+	CHECK(sb_config_set(&cfg, "drain_timeout", "0", "x", &err) == -1);
+	CHECK(sb_config_set(&cfg, "drain_timeout", "30", "x", &err) == 0 && cfg.drain_timeout_s == 30);
 	CHECK(sb_config_set(&cfg, "timeout", "601", "--timeout", &err) == -1);
 	CHECK_STR_CONTAINS(err.msg, "--timeout");
 	CHECK_STR_CONTAINS(err.hint, "1-600");
