@@ -12,6 +12,7 @@
 
 #include "core/exit_status.h"
 #include "cli/cli.h"
+#include "cli/cli_http.h"
 #include "mcp/audit.h"
 #include "mcp/mcp.h"
 #include "packages/packages.h"
@@ -166,7 +167,8 @@ static void usage(FILE *out)
 		      tools ? tools : "?");
 	free(tools);
 	fputs("usage: sagebox mcp [SETTING FLAGS]\n"
-	      "       sagebox mcp --http [ADDR:]PORT [HTTP FLAGS] [SETTING FLAGS]\n\n", out);
+	      "       sagebox mcp --http [ADDR:]PORT [HTTP FLAGS] [SETTING FLAGS]\n"
+	      "       sagebox mcp --drain [--instance NAME]\n\n", out);
 	wrapped(out, about.data ? about.data : "");
 	fputs("\n"
 	      "LM Studio (~/.lmstudio/mcp.json) or Claude Desktop:\n"
@@ -179,6 +181,13 @@ static void usage(FILE *out)
 	      out);
 	for (size_t i = 0; i < sizeof http_flags / sizeof *http_flags; i++)
 		fprintf(out, "  %-28s %s\n", http_flags[i].usage, http_flags[i].help);
+	fputs("\n"
+	      "Many instances behind a router (docs/DEPLOY.md): every id names the instance setting; GET /health\n"
+	      "needs no token; GET /metrics is Prometheus' text format. SIGTERM drains: no new sessions or jobs,\n"
+	      "open ones served for at most drain_timeout seconds, then the server stops; SIGINT stops now.\n"
+	      "  --drain                      ask the running --http server of this user and instance to drain,\n"
+	      "                               and wait until it has stopped\n",
+	      out);
 }
 
 static void handle_signals(void (*fn)(int))
@@ -210,13 +219,17 @@ static int take_stdio(int *in, int *out)
 
 /* Parse what sb_cli_load_settings left: the HTTP flags and --help.
  * Returns 1 to go on, 0 after --help, -1 on a bad option. */
-static int parse_rest(int nrest, char **rest, struct sb_http_options *o, bool *http)
+static int parse_rest(int nrest, char **rest, struct sb_http_options *o, bool *http, bool *drain)
 {
 	struct sb_error err = {0};
 	for (int i = 1; i < nrest; i++) {
 		if (!strcmp(rest[i], "--help") || !strcmp(rest[i], "-h")) {
 			usage(stdout);
 			return 0;
+		}
+		if (!strcmp(rest[i], "--drain")) {
+			*drain = true;
+			continue;
 		}
 		const struct http_flag *f = NULL;
 		const char *value = NULL;
@@ -244,83 +257,15 @@ static int parse_rest(int nrest, char **rest, struct sb_http_options *o, bool *h
 		}
 		*http = *http || !strcmp(f->name, "--http");
 	}
-	if (!*http && nrest > 1) {
+	if (*drain && (*http || nrest > 2)) {
+		fprintf(stderr, "sagebox mcp: --drain takes no HTTP flags (only settings such as --instance NAME)\n");
+		return -1;
+	}
+	if (!*http && !*drain && nrest > 1) {
 		fprintf(stderr, "sagebox mcp: the HTTP flags need --http [ADDR:]PORT\n");
 		return -1;
 	}
 	return 1;
-}
-
-/* How to reach the server, for the person who started it. The token itself
- * is not printed (this often lands in a shared log). */
-static void http_banner(const char *listen_url, const char *token_path, const struct sb_http_options *o,
-			const char *backend)
-{
-	const char *hdr = token_path[0] ? ", \"headers\": {\"Authorization\": \"Bearer TOKEN\"}" : "";
-	fprintf(stderr, "sagebox mcp: serving MCP over HTTP at %s (backend %s)\n", listen_url, backend);
-	/* 0.0.0.0 and :: mean every address here; no client can connect to
-	 * them, so the snippets name this machine instead. */
-	char url[512];
-	snprintf(url, sizeof url, "%s", listen_url);
-	const char *port = strrchr(listen_url, ':');
-	char host[256];
-	if (o->bind.wildcard && port && gethostname(host, sizeof host) == 0) {
-		host[sizeof host - 1] = '\0';
-		snprintf(url, sizeof url, "%s://%s%s", o->tls_cert ? "https" : "http", host, port);
-		fprintf(stderr, "  (%s is every address of this machine; clients use an address or name of it, e.g. %s)\n",
-			o->bind.addr, url);
-	}
-	if (token_path[0])
-		fprintf(stderr, "  token: in %s (TOKEN below; send it as \"Authorization: Bearer TOKEN\")\n", token_path);
-	else
-		fprintf(stderr, "  no token: anyone on this machine can run code here (--insecure-no-auth)\n");
-	fprintf(stderr,
-		"  LM Studio (~/.lmstudio/mcp.json):\n"
-		"    {\"mcpServers\": {\"sagebox\": {\"url\": \"%s\"%s}}}\n"
-		"  Claude Desktop (claude_desktop_config.json), through a local stdio bridge:\n"
-		"    {\"mcpServers\": {\"sagebox\": {\"command\": \"npx\", \"args\": [\"mcp-remote\", \"%s\"%s]}}}\n"
-		"    or over ssh: {\"command\": \"ssh\", \"args\": [\"HOST\", \"sagebox\", \"mcp\"]}\n"
-		"  SDKs: new StreamableHTTPClientTransport(new URL(\"%s\"), {requestInit: {headers: "
-		"{Authorization: \"Bearer TOKEN\"}}})\n",
-		url, hdr, url, token_path[0] ? ", \"--header\", \"Authorization: Bearer TOKEN\"" : "", url);
-	if (!o->bind.loopback && !o->tls_cert)
-		fprintf(stderr, "sagebox mcp: warning: listening on %s without TLS: tokens and code cross the network "
-			"in clear text; use --tls-cert/--tls-key or a TLS reverse proxy (docs/DEPLOY.md)\n", o->bind.addr);
-	if (o->no_auth)
-		fprintf(stderr, "sagebox mcp: warning: --insecure-no-auth: every local user and program can run "
-			"code through this server\n");
-}
-
-/* Serve HTTP until a signal. */
-static int serve_http(const struct sb_http_options *o, struct sb_mcp_server *srv, const char *backend)
-{
-	struct sb_error err = {0};
-	SB_AUTO_FD stop_r = -1;
-	SB_AUTO_FD stop_w = -1;
-	int p[2];
-	if (sb_pipe(p) < 0) {
-		fprintf(stderr, "sagebox mcp: pipe: %s\n", strerror(errno));
-		return SB_EXIT_FAILURE;
-	}
-	stop_r = p[0];
-	stop_w = p[1];
-	char token_path[4096];
-	struct sb_http *h = sb_http_start(o, srv, token_path, sizeof token_path, &err);
-	if (!h) {
-		sb_cli_print_error(&err);
-		return SB_EXIT_FAILURE;
-	}
-	stop_fd = stop_w;
-	handle_signals(on_signal);
-	http_banner(sb_http_url(h), token_path, o, backend);
-	struct pollfd pf = {.fd = stop_r, .events = POLLIN};
-	while (SB_RETRY_EINTR(poll(&pf, 1, -1)) <= 0)
-		;
-	fprintf(stderr, "sagebox mcp: stopping: ending every connection and call\n");
-	sb_http_stop(h);
-	handle_signals(SIG_DFL);
-	stop_fd = -1;
-	return SB_EXIT_OK;
 }
 
 /* Serve the user-level service's socket until idle or a signal. */
@@ -365,11 +310,13 @@ int sb_cli_mcp(int argc, char **argv)
 	}
 	struct sb_http_options http_opt;
 	sb_http_options_defaults(&http_opt);
-	bool http = false;
-	int go = parse_rest(nrest, rest, &http_opt, &http);
+	bool http = false, drain = false;
+	int go = parse_rest(nrest, rest, &http_opt, &http, &drain);
 	free(rest);
 	if (go <= 0)
 		return go == 0 ? SB_EXIT_OK : SB_EXIT_USAGE;
+	if (drain)
+		return sb_cli_drain(&cfg);
 	struct sb_error opt_err = {0};
 	if (http && sb_http_check_options(&http_opt, &opt_err) < 0) {
 		sb_cli_print_error(&opt_err);
@@ -410,7 +357,8 @@ int sb_cli_mcp(int argc, char **argv)
 					       : NULL;
 	int rc = SB_EXIT_FAILURE;
 	if (srv && http) {
-		rc = serve_http(&http_opt, srv, cfg.backend);
+		snprintf(http_opt.instance, sizeof http_opt.instance, "%s", sb_config_instance(&cfg));
+		rc = sb_cli_serve_http(&http_opt, srv, runner, &cfg, &err);
 	} else if (srv && service) {
 		struct sb_service_opts so = {.socket_path = svc_sock, .identity = svc_ident,
 					     .idle_s = cfg.service_idle_s};

@@ -13,6 +13,7 @@
 #include "mcp/server.h"
 #include "mcp/stateless.h"
 #include "mcp/toolview.h"
+#include "metrics/metrics.h"
 #include "util/clock.h"
 #include "util/fd.h"
 #include "util/utf8.h"
@@ -168,8 +169,15 @@ static bool admit_slot(void *ctx)
 	return k->slot_held;
 }
 
+void sb_calls_count(const struct sb_tool *t, const char *outcome, const char *backend, uint64_t ms)
+{
+	sb_metric_add(SB_M_TOOL_CALLS, 1, (const char *[]){t->name, outcome, backend[0] ? backend : "none"});
+	sb_metric_observe(SB_M_TOOL_CALL_SECONDS, (double)ms / 1000.0, (const char *[]){t->name});
+}
+
 static void run_call(struct sb_calls *c, struct call *k)
 {
+	uint64_t arrived = sb_now_ms();
 	struct sb_mcp_client *cl = c->client;
 	struct sb_mcp_server *s = cl->srv;
 	const struct sb_tool *t = k->tool;
@@ -180,6 +188,7 @@ static void run_call(struct sb_calls *c, struct call *k)
 	if (t->needs_slot && !in_session) {
 		if (!sb_mcp_slot_take(s, cl->owner, &k->cancelled)) {
 			call_log(k, SB_LOG_INFO, "%s: cancelled before it started", t->name);
+			sb_calls_count(t, "cancelled", "", sb_now_ms() - arrived);
 			return;
 		}
 		k->slot_held = true;
@@ -214,6 +223,7 @@ static void run_call(struct sb_calls *c, struct call *k)
 	if (!cancelled)
 		k->responded = true;
 	pthread_mutex_unlock(&c->lock);
+	sb_calls_count(t, cancelled ? "cancelled" : rec.ok ? "ok" : "error", rec.backend, sb_now_ms() - arrived);
 
 	if (cancelled) {
 		/* MCP: a cancelled request gets no response (nor any other message). */

@@ -52,4 +52,8 @@ void sb_calls_reap(struct sb_calls *c);
 /* Cancel every call and wait for all threads. */
 void sb_calls_shutdown(struct sb_calls *c);
 
+/* One answered tools/call, for the metrics: its outcome (ok, error,
+ * refused, cancelled), the backend that ran it ("": none) and its time. */
+void sb_calls_count(const struct sb_tool *t, const char *outcome, const char *backend, uint64_t ms);
+
 #endif

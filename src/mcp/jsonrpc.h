@@ -14,6 +14,10 @@
 #define SB_RPC_METHOD_NOT_FOUND -32601
 #define SB_RPC_INVALID_PARAMS -32602
 #define SB_RPC_INTERNAL_ERROR -32603
+/* The server's own (-32000..-32019 are the implementation's): what a
+ * request names is not held here. Over HTTP the handshake era's "Session
+ * not found" (404), and a handle of another instance, which ended with it. */
+#define SB_RPC_HANDLE_GONE -32001
 /* Defined by MCP 2026-07-28 (the sub-range -32020..-32099 is the spec's). */
 #define SB_RPC_HEADER_MISMATCH -32020
 #define SB_RPC_MISSING_CAPABILITY -32021

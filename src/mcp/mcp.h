@@ -70,6 +70,11 @@ void sb_mcp_server_free(struct sb_mcp_server *s);
  * others). The HTTP transport sets it to its number of tokens. */
 void sb_mcp_server_set_clients(struct sb_mcp_server *s, unsigned n);
 
+/* The server is draining (it will stop): from now on a call that would
+ * open a session or start a background job or task gets an error result
+ * saying so; everything already open goes on. */
+void sb_mcp_server_drain(struct sb_mcp_server *s);
+
 /* A client. owner: the identity its sessions, jobs and audit lines are
  * keyed by ("stdio", or an HTTP token's name). notify: where messages that
  * answer no request go (log notifications); it must outlive the client. */

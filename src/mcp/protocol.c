@@ -232,7 +232,21 @@ static void h_tools_call(const struct sb_mcp_request *q, struct reply *r)
 	json_t *args = json_object_get(q->params, "arguments");
 	if (json_is_null(args))
 		args = NULL;
+	bool task = (sb_tasks_core(q->revision) && json_object_get(q->params, "task")) ||
+		    (sb_tasks_ext(q) && t->task_support);
+	if ((t->opens || task) && atomic_load(&q->client->srv->draining)) {
+		/* A router sends new work to the other instances; this one only
+		 * finishes what it has. */
+		snprintf(r->msg, sizeof r->msg,
+			 "This sagebox instance (%s) is shutting down and opens no new sessions, jobs or tasks; "
+			 "call again: the router sends new work to another instance.",
+			 sb_config_instance(q->client->srv->tools.cfg));
+		r->result = sb_mcp_text_result(r->msg, true);
+		sb_calls_count(t, "refused", "", 0);
+		return;
+	}
 	if (sb_tool_check_args(t, args, r->msg, sizeof r->msg) < 0) {
+		sb_calls_count(t, "refused", "", 0);
 		/* From 2025-11-25 the model sees what to fix, as a tool error. */
 		if (sb_rev_has(q->revision, SB_REV_ARG_ERROR_RESULT))
 			r->result = sb_mcp_text_result(r->msg, true);
@@ -247,8 +261,7 @@ static void h_tools_call(const struct sb_mcp_request *q, struct reply *r)
 		token = NULL; /* a progress token is a string or an integer */
 	/* A task: asked for (2025-11-25), or the server's choice for a client
 	 * that takes them (2026-07-28: every call of a tool that allows it). */
-	if ((sb_tasks_core(q->revision) && json_object_get(q->params, "task")) ||
-	    (sb_tasks_ext(q) && t->task_support)) {
+	if (task) {
 		struct sb_task_reply tr = {0};
 		sb_tasks_call(q->client->srv->tasks, q, t, args, &tr);
 		take_task_reply(r, &tr);
@@ -263,6 +276,7 @@ static void h_tools_call(const struct sb_mcp_request *q, struct reply *r)
 		fail(r, SB_RPC_INVALID_REQUEST, "Invalid Request: a request with this id is still in flight");
 		break;
 	case SB_CALL_BUSY:
+		sb_calls_count(t, "refused", "", 0);
 		r->result = sb_mcp_text_result(
 			"Too many calls are waiting or running at once; wait for their results before calling again.",
 			true);

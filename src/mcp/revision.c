@@ -21,6 +21,7 @@ static const char *const since[] = {
 	[SB_REV_TASKS] = "2025-11-25",
 	[SB_REV_STATELESS] = "2026-07-28",
 	[SB_REV_CACHE_HINTS] = "2026-07-28",
+	[SB_REV_PARAM_HEADERS] = "2026-07-28",
 };
 
 #define COUNT(a) (sizeof(a) / sizeof *(a))

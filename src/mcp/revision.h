@@ -27,6 +27,8 @@ enum sb_rev_feature {
 	SB_REV_STATELESS,            /* no handshake: _meta per request, server/discover,
 					result "resultType" and "_meta" serverInfo */
 	SB_REV_CACHE_HINTS,          /* "ttlMs" and "cacheScope" on cacheable results */
+	SB_REV_PARAM_HEADERS,        /* "x-mcp-header" on tool arguments: clients copy them
+					into Mcp-Param-{name} headers (Streamable HTTP) */
 };
 
 /* The revision to answer an initialize that asked for `asked`: the same

@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "metrics/metrics.h"
+#include "util/clock.h"
+
 /* One owner's share of the job slots: what it holds and how many of its
  * calls wait for one. Listed only while either is non-zero. */
 struct sb_slot_user {
@@ -50,6 +53,11 @@ void sb_mcp_server_free(struct sb_mcp_server *s)
 	pthread_cond_destroy(&s->freed);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
+}
+
+void sb_mcp_server_drain(struct sb_mcp_server *s)
+{
+	atomic_store(&s->draining, true);
 }
 
 void sb_mcp_server_set_clients(struct sb_mcp_server *s, unsigned n)
@@ -111,10 +119,14 @@ bool sb_mcp_slot_take(struct sb_mcp_server *s, const char *owner, const atomic_b
 		pthread_mutex_unlock(&s->lock);
 		return false;
 	}
+	uint64_t t0 = sb_now_ms();
 	u->waiting++;
+	sb_metric_set(SB_M_QUEUE_LENGTH, ++s->waiting, NULL);
 	while (!atomic_load(cancelled) && !slot_ok(s, u))
 		pthread_cond_wait(&s->freed, &s->lock);
 	u->waiting--;
+	sb_metric_set(SB_M_QUEUE_LENGTH, --s->waiting, NULL);
+	sb_metric_observe(SB_M_QUEUE_WAIT_SECONDS, (double)(sb_now_ms() - t0) / 1000.0, NULL);
 	bool go = !atomic_load(cancelled);
 	if (go) {
 		s->running++;

@@ -20,8 +20,10 @@ struct sb_mcp_server {
 	pthread_mutex_t lock;
 	pthread_cond_t freed;         /* a slot was given back, or a waiter was cancelled */
 	unsigned running, max_running;
+	unsigned waiting;             /* calls waiting for a slot (the job queue) */
 	unsigned clients;             /* how many owners may call (HTTP: its tokens); 1 by default */
 	struct sb_slot_user *users;   /* owners that hold or wait for a slot */
+	atomic_bool draining;         /* sb_mcp_server_drain: tools that open work refuse */
 };
 
 /* Wait for a job slot for owner. Returns false, without a slot, as soon as

@@ -21,7 +21,7 @@ static json_t *entry(const struct sb_tool *t, const struct sb_config *cfg, const
 	if (sb_rev_has(revision, SB_REV_TOOL_TITLE))
 		json_object_set_new(o, "title", json_string(t->title));
 	json_object_set_new(o, "description", json_string(desc ? desc : t->title));
-	json_object_set_new(o, "inputSchema", sb_tool_input_schema(t, cfg));
+	json_object_set_new(o, "inputSchema", sb_tool_input_schema(t, cfg, sb_rev_has(revision, SB_REV_PARAM_HEADERS)));
 	if (sb_rev_has(revision, SB_REV_OUTPUT_SCHEMA))
 		json_object_set_new(o, "outputSchema", t->output_schema());
 	if (sb_rev_has(revision, SB_REV_TOOL_ANNOTATIONS))
@@ -73,4 +73,20 @@ json_t *sb_mcp_text_result(const char *text, bool is_error)
 	struct sb_tool_result r = {.is_error = is_error};
 	sb_tool_result_text(&r, text);
 	return sb_mcp_call_result(&r, NULL);
+}
+
+size_t sb_mcp_param_headers(const char *tool, struct sb_mcp_param_header out[SB_MCP_PARAM_HEADERS_MAX])
+{
+	const struct sb_tool *t = tool ? sb_tool_find(tool) : NULL;
+	size_t n = 0;
+	for (const struct sb_tool_arg *a = t ? t->args : NULL; a && a->name && n < SB_MCP_PARAM_HEADERS_MAX; a++)
+		if (a->header)
+			out[n++] = (struct sb_mcp_param_header){
+				.header = a->header,
+				.arg = a->name,
+				.type = a->type == SB_ARG_INTEGER ? SB_MCP_PARAM_INTEGER
+					: a->type == SB_ARG_BOOLEAN ? SB_MCP_PARAM_BOOLEAN
+								    : SB_MCP_PARAM_STRING,
+			};
+	return n;
 }

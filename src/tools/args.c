@@ -11,7 +11,7 @@
 #include "util/jsontext.h"
 #include "util/utf8.h"
 
-static json_t *arg_schema(const struct sb_tool_arg *a, const struct sb_config *cfg)
+static json_t *arg_schema(const struct sb_tool_arg *a, const struct sb_config *cfg, bool headers)
 {
 	json_t *o = json_object();
 	json_object_set_new(o, "type", json_string(a->type == SB_ARG_INTEGER	? "integer"
@@ -34,14 +34,16 @@ static json_t *arg_schema(const struct sb_tool_arg *a, const struct sb_config *c
 	if (desc)
 		json_object_set_new(o, "description", json_string(desc));
 	free(text);
+	if (headers && a->header)
+		json_object_set_new(o, "x-mcp-header", json_string(a->header));
 	return o;
 }
 
-json_t *sb_tool_input_schema(const struct sb_tool *t, const struct sb_config *cfg)
+json_t *sb_tool_input_schema(const struct sb_tool *t, const struct sb_config *cfg, bool headers)
 {
 	json_t *props = json_object(), *required = json_array();
 	for (const struct sb_tool_arg *a = t->args; a && a->name; a++) {
-		json_object_set_new(props, a->name, arg_schema(a, cfg));
+		json_object_set_new(props, a->name, arg_schema(a, cfg, headers));
 		if (a->required)
 			json_array_append_new(required, json_string(a->name));
 	}

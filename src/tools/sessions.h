@@ -5,14 +5,18 @@
 #ifndef SAGEBOX_TOOLS_SESSIONS_H
 #define SAGEBOX_TOOLS_SESSIONS_H
 
+#include "core/handle.h"
 #include "runner/sessions/sessions.h"
 #include "tools/tool.h"
 
 /* The largest file_write: 8 MiB of decoded content. */
 #define SB_FILE_WRITE_MAX (8u << 20)
-/* Session and job ids are 34 characters; a longer argument is refused by
- * the schema, a wrong one gets the "unknown id" error. */
-#define SB_HANDLE_MAX_CHARS 64
+/* Session and job ids are handles (core/handle.h); a longer argument is
+ * refused by the schema, a wrong one gets the "unknown id" error. */
+#define SB_HANDLE_MAX_CHARS (SB_HANDLE_LEN - 1)
+/* Their x-mcp-header names: Mcp-Param-Session-Id, Mcp-Param-Job-Id. */
+#define SB_SESSION_ID_HEADER "Session-Id"
+#define SB_JOB_ID_HEADER "Job-Id"
 
 /* Shared by the handlers (session_tools.c). */
 /* The runner's sessions, or NULL with an error result already in out. */

@@ -24,10 +24,10 @@
 
 #define SESSION_ARG(req)                                                                                  \
 	{.name = "session_id", .type = SB_ARG_STRING, .required = req, .max = SB_HANDLE_MAX_CHARS,          \
-	 .describe = sb_session_id_description}
+	 .describe = sb_session_id_description, .header = SB_SESSION_ID_HEADER}
 #define JOB_ARG                                                                                           \
 	{.name = "job_id", .type = SB_ARG_STRING, .required = true, .max = SB_HANDLE_MAX_CHARS,             \
-	 .description = "A job_id that job_start returned."}
+	 .description = "A job_id that job_start returned.", .header = SB_JOB_ID_HEADER}
 #define PATH_ARG(req, what)                                                                               \
 	{.name = "path", .type = SB_ARG_STRING, .required = req, .max = 4096, .description = what}
 
@@ -71,7 +71,7 @@ static const struct sb_tool_arg job_start_args[] = {
 	CODE_ARG("code"),
 	{.name = "session_id", .type = SB_ARG_STRING, .max = SB_HANDLE_MAX_CHARS,
 	 .description = "Run the job in this session's sandbox, seeing its variables and files. Omit for a "
-			"sandbox of the job's own."},
+			"sandbox of the job's own.", .header = SB_SESSION_ID_HEADER},
 	{.name = "timeout_seconds", .type = SB_ARG_INTEGER, .min = 1, .max = 86400,
 	 .describe = sb_job_timeout_description},
 	{0}};
@@ -156,7 +156,7 @@ const struct sb_tool sb_tools[] = {
 		.handler = sb_self_test_handler,
 		.needs_slot = true,
 	},
-	SESSION_TOOL("session_open", "Open a session", session_open, open_args, NULL, CHANGES),
+	SESSION_TOOL("session_open", "Open a session", session_open, open_args, NULL, CHANGES, .opens = true),
 	SESSION_TOOL("session_list", "List sessions", session_list, no_args, NULL, OBSERVES),
 	SESSION_TOOL("session_reset", "Reset a session", session_reset, session_args, NULL, ENDS),
 	SESSION_TOOL("session_close", "Close a session", session_close, session_args, NULL, ENDS),
@@ -164,7 +164,7 @@ const struct sb_tool sb_tools[] = {
 	SESSION_TOOL("file_read", "Read a workspace file", file_read, read_args, NULL, OBSERVES),
 	SESSION_TOOL("file_list", "List workspace files", file_list, list_args, NULL, OBSERVES),
 	SESSION_TOOL("file_export", "Export a workspace file", file_export, export_args, NULL, CHANGES),
-	SESSION_TOOL("job_start", "Start a background job", job_start, job_start_args, NULL, CHANGES),
+	SESSION_TOOL("job_start", "Start a background job", job_start, job_start_args, NULL, CHANGES, .opens = true),
 	SESSION_TOOL("job_status", "Background job status", job_status, job_args, NULL, OBSERVES),
 	SESSION_TOOL("job_output", "Background job output", job_output, job_output_args, NULL, OBSERVES, .viewed = true),
 	SESSION_TOOL("job_cancel", "Cancel a background job", job_cancel, job_args, NULL, ENDS),

@@ -39,6 +39,10 @@ struct sb_tool_arg {
 	const char *description;
 	/* Instead of description, for text that names a setting (malloc'd). */
 	char *(*describe)(const struct sb_config *cfg);
+	/* STRING: the x-mcp-header name (2026-07-28): clients send the value
+	 * as the HTTP header Mcp-Param-<header> too, so a router can send the
+	 * call to the instance its handle names without reading the body. */
+	const char *header;
 };
 
 /* MCP tool annotations (the title comes from the row). */
@@ -112,6 +116,8 @@ struct sb_tool {
 	enum sb_lang lang;          /* the language a run tool runs */
 	bool viewed;                /* its result is a run's: MCP Apps hosts show it in the
 				       result viewer (mcp/resources.h) */
+	bool opens;                 /* opens a session or starts a background job: refused
+				       while the server drains (new work goes to other instances) */
 };
 
 /* The table (tools/table.c). */
@@ -127,8 +133,9 @@ char *sb_tool_names(void);
 char *sb_tools_instructions(const struct sb_config *cfg);
 
 /* Tool arguments (tools/args.c). */
-/* The input schema of a tool (new reference). */
-json_t *sb_tool_input_schema(const struct sb_tool *t, const struct sb_config *cfg);
+/* The input schema of a tool (new reference); headers: with the
+ * arguments' x-mcp-header names. */
+json_t *sb_tool_input_schema(const struct sb_tool *t, const struct sb_config *cfg, bool headers);
 /* Check arguments (an object, or NULL for none) against the tool's
  * argument table and its check. Returns 0, or -1 with the reason in msg,
  * phrased for the model that wrote the call. */

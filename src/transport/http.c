@@ -10,6 +10,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "metrics/metrics.h"
 #include "transport/http_gate.h"
 #include "transport/http_reaper.h"
 #include "transport/http_sse.h"
@@ -100,6 +101,8 @@ static enum MHD_Result queue(struct MHD_Connection *c, struct hreq *q, struct MH
 		MHD_add_response_header(resp, "Allow", q->r.allow);
 	if (q->r.www_authenticate)
 		MHD_add_response_header(resp, "WWW-Authenticate", "Bearer realm=\"sagebox\"");
+	if (q->r.close)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
 	if (q->r.retry_after) {
 		char v[16];
 		snprintf(v, sizeof v, "%u", q->r.retry_after);
@@ -113,10 +116,11 @@ static enum MHD_Result queue(struct MHD_Connection *c, struct hreq *q, struct MH
 	 * closed"). */
 	char keep[32];
 	snprintf(keep, sizeof keep, "timeout=%u", q->h->opt.request_timeout_s);
-	if (q->t.owner)
+	if (q->t.owner && !q->r.close)
 		MHD_add_response_header(resp, "Keep-Alive", keep);
-	else /* No valid token shown: the connection ends with this answer, so
-	      * it cannot wait for a next request in a connection slot. */
+	else if (!q->r.close) /* No valid token shown: the connection ends with this
+			       * answer, so it cannot wait for a next request in a
+			       * connection slot. */
 		MHD_add_response_header(resp, "Connection", "close");
 	enum MHD_Result rc = MHD_queue_response(c, (unsigned)status, resp);
 	MHD_destroy_response(resp);
@@ -341,6 +345,17 @@ static int start_daemon(struct sb_http *h, struct sb_error *err)
 	return 0;
 }
 
+/* The transport's gauges, at each scrape. */
+static void collect(void *ctx)
+{
+	struct sb_http *h = ctx;
+	unsigned inflight, sessions;
+	uint64_t last;
+	sb_http_core_open(h->core, &inflight, &sessions, &last);
+	sb_metric_set(SB_M_HTTP_IN_FLIGHT, inflight, NULL);
+	sb_metric_set(SB_M_HTTP_SESSIONS, sessions, NULL);
+}
+
 struct sb_http *sb_http_start(const struct sb_http_options *o, struct sb_mcp_server *srv, char *token_path,
 			      size_t size, struct sb_error *err)
 {
@@ -361,7 +376,8 @@ struct sb_http *sb_http_start(const struct sb_http_options *o, struct sb_mcp_ser
 	}
 	if (rc == 0 && o->tls_cert)
 		rc = sb_http_tls_load(o, &h->cert, &h->key, err);
-	if (rc == 0 && !(h->core = sb_http_core_new(srv, &h->opt.bind, o->no_auth ? NULL : &h->tokens, &h->opt.limits)))
+	if (rc == 0 && !(h->core = sb_http_core_new(srv, &h->opt.bind, o->no_auth ? NULL : &h->tokens, &h->opt.limits,
+							  h->opt.instance)))
 		rc = sb_fail(err, "out of memory");
 	if (rc == 0 && !(h->reaper = sb_http_reaper_start(o->request_timeout_s, sb_http_header_timeout(o), tick, h, err)))
 		rc = -1;
@@ -371,6 +387,7 @@ struct sb_http *sb_http_start(const struct sb_http_options *o, struct sb_mcp_ser
 		sb_http_stop(h);
 		return NULL;
 	}
+	sb_metrics_collector_add(collect, h);
 	return h;
 }
 
@@ -379,10 +396,27 @@ const char *sb_http_url(const struct sb_http *h)
 	return h->url;
 }
 
+void sb_http_drain(struct sb_http *h, const char *why)
+{
+	sb_http_core_drain(h->core, why);
+}
+
+void sb_http_open_work(struct sb_http *h, unsigned *inflight, unsigned *sessions, uint64_t *last_ms)
+{
+	sb_http_core_open(h->core, inflight, sessions, last_ms);
+}
+
+void sb_http_not_ready(struct sb_http *h, const char *why)
+{
+	sb_http_core_not_ready(h->core, why);
+}
+
+
 void sb_http_stop(struct sb_http *h)
 {
 	if (!h)
 		return;
+	sb_metrics_collector_remove(collect, h);
 	atomic_store(&h->stopping, true);
 	sb_http_gate_stop(h->gate); /* no more hand-overs to the daemon */
 	if (h->daemon)

@@ -17,6 +17,7 @@
 #define SAGEBOX_TRANSPORT_HTTP_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "mcp/mcp.h"
 #include "transport/http_core.h"
@@ -37,5 +38,14 @@ const char *sb_http_url(const struct sb_http *h);
 /* Stop listening, end every connection and session (their calls
  * cancelled, their sandboxes killed), free. */
 void sb_http_stop(struct sb_http *h);
+
+/* Drain (sb_http_core_drain): /health says so, no new MCP session opens,
+ * answers end their connections; what is open goes on. */
+void sb_http_drain(struct sb_http *h, const char *why);
+/* Requests in flight, open MCP sessions, and when the last request came
+ * (monotonic ms; 0: none yet). */
+void sb_http_open_work(struct sb_http *h, unsigned *inflight, unsigned *sessions, uint64_t *last_ms);
+/* /health says "not ready" and why (NULL: ready again). */
+void sb_http_not_ready(struct sb_http *h, const char *why);
 
 #endif

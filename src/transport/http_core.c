@@ -6,19 +6,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/random.h>
 #include <time.h>
 
 #include "mcp/jsonrpc.h"
 #include "mcp/message.h"
 #include "mcp/revision.h"
+#include "transport/http_ops.h"
 #include "util/buf.h"
+#include "util/clock.h"
 #include "util/jsontext.h"
 
 /* A session of the handshake era (2024-11-05 .. 2025-11-25): one MCP
  * client with its negotiated revision, log level and calls. */
 struct sb_http_session {
-	char id[33];                   /* 128 random bits, hex: unguessable */
+	char id[SB_HANDLE_LEN];        /* a handle (m_INSTANCE_SECRET): names this instance, unguessable */
 	struct sb_mcp_client *client;
 	struct sb_http_owner *owner;
 	unsigned busy;                 /* requests using it now */
@@ -41,10 +42,16 @@ struct sb_http_core {
 	const struct sb_http_bind *bind;
 	const struct sb_http_tokens *tokens;
 	const struct sb_http_limits *lim;
-	pthread_mutex_t lock;             /* owners' sessions and counters */
+	const char *instance;
+	pthread_mutex_t lock;             /* owners' sessions, counters and the state below */
 	struct sb_http_owner *owners;
 	size_t nowners;
 	unsigned inflight;
+	unsigned nsessions;               /* of every owner */
+	uint64_t last_ms;                 /* the last request's head */
+	bool draining;
+	char drain_why[128];
+	char not_ready[256];              /* "" ready */
 };
 
 /* Messages that answer no request have no stream over HTTP: dropped (they
@@ -56,7 +63,8 @@ static int drop_send(void *ctx, const json_t *msg)
 static const struct sb_mcp_sink drop_sink = {.send = drop_send};
 
 struct sb_http_core *sb_http_core_new(struct sb_mcp_server *srv, const struct sb_http_bind *bind,
-				      const struct sb_http_tokens *tokens, const struct sb_http_limits *lim)
+				      const struct sb_http_tokens *tokens, const struct sb_http_limits *lim,
+				      const char *instance)
 {
 	struct sb_http_core *h = calloc(1, sizeof *h);
 	if (!h)
@@ -65,6 +73,7 @@ struct sb_http_core *sb_http_core_new(struct sb_mcp_server *srv, const struct sb
 	h->bind = bind;
 	h->tokens = tokens;
 	h->lim = lim;
+	h->instance = instance;
 	pthread_mutex_init(&h->lock, NULL);
 	h->nowners = tokens ? tokens->n : 1;
 	sb_mcp_server_set_clients(srv, (unsigned)h->nowners);
@@ -116,35 +125,9 @@ void sb_http_resp_clear(struct sb_http_resp *r)
 	memset(r, 0, sizeof *r);
 }
 
-static void set_body(struct sb_http_resp *r, int status, const char *type, char *body)
-{
-	free(r->body);
-	r->status = status;
-	r->content_type = type;
-	r->body = body;
-	r->body_len = body ? strlen(body) : 0;
-}
-
-/* An HTTP refusal with a JSON-RPC error body (id: the request's, or none). */
-static void refuse(struct sb_http_resp *r, int status, int code, const json_t *id, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
-static void refuse(struct sb_http_resp *r, int status, int code, const json_t *id, const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	json_t *e = sb_rpc_error(id, code, msg, NULL);
-	if (!id)
-		json_object_del(e, "id"); /* MCP: an error that answers no request has no id */
-	set_body(r, status, "application/json", json_dumps(e, JSON_COMPACT));
-	json_decref(e);
-}
-
 void sb_http_core_too_large(struct sb_http_core *h, struct sb_http_resp *r)
 {
-	refuse(r, 413, SB_RPC_INVALID_REQUEST, NULL, "Content Too Large: the limit is %zu bytes", h->lim->max_body);
+	sb_http_refuse(r, 413, SB_RPC_INVALID_REQUEST, NULL, "Content Too Large: the limit is %zu bytes", h->lim->max_body);
 }
 
 static const char *hdr(const struct sb_http_req *q, const char *name)
@@ -188,7 +171,7 @@ static struct sb_http_session *session_take(struct sb_http_core *h, struct sb_ht
 }
 
 /* Unlink an ended session nobody uses; returns it for freeing outside the lock. */
-static struct sb_http_session *unlink_if_idle_locked(struct sb_http_session *s)
+static struct sb_http_session *unlink_if_idle_locked(struct sb_http_core *h, struct sb_http_session *s)
 {
 	if (!s->ended || s->busy)
 		return NULL;
@@ -196,6 +179,7 @@ static struct sb_http_session *unlink_if_idle_locked(struct sb_http_session *s)
 		if (*pp == s) {
 			*pp = s->next;
 			s->owner->nsessions--;
+			h->nsessions--;
 			return s;
 		}
 	return NULL;
@@ -206,22 +190,27 @@ static void session_release(struct sb_http_core *h, struct sb_http_session *s, b
 	pthread_mutex_lock(&h->lock);
 	s->busy--;
 	s->ended = s->ended || end;
-	struct sb_http_session *gone = unlink_if_idle_locked(s);
+	struct sb_http_session *gone = unlink_if_idle_locked(h, s);
 	pthread_mutex_unlock(&h->lock);
 	if (gone)
 		session_free(gone);
 }
 
+static bool draining(struct sb_http_core *h)
+{
+	pthread_mutex_lock(&h->lock);
+	bool d = h->draining;
+	pthread_mutex_unlock(&h->lock);
+	return d;
+}
+
 static struct sb_http_session *session_open(struct sb_http_core *h, struct sb_http_owner *o)
 {
 	struct sb_http_session *s = calloc(1, sizeof *s);
-	uint8_t raw[16];
-	if (!s || getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw) {
+	if (!s || sb_handle_new(s->id, SB_HANDLE_HTTP, h->instance) < 0) {
 		free(s);
 		return NULL;
 	}
-	for (size_t i = 0; i < sizeof raw; i++)
-		snprintf(s->id + 2 * i, 3, "%02x", raw[i]);
 	s->owner = o;
 	s->busy = 1;
 	s->last_used = time(NULL);
@@ -235,6 +224,7 @@ static struct sb_http_session *session_open(struct sb_http_core *h, struct sb_ht
 		s->next = o->sessions;
 		o->sessions = s;
 		o->nsessions++;
+		h->nsessions++;
 	}
 	pthread_mutex_unlock(&h->lock);
 	if (!room) {
@@ -244,19 +234,48 @@ static struct sb_http_session *session_open(struct sb_http_core *h, struct sb_ht
 	return s;
 }
 
+/* GET /health: for routers and orchestrators, with no token and no
+ * Host check (HAProxy's check sends none); it says nothing secret. */
+static void health(struct sb_http_core *h, struct sb_http_resp *r)
+{
+	struct sb_http_health st = {.instance = h->instance};
+	pthread_mutex_lock(&h->lock);
+	st.draining = h->draining;
+	snprintf(st.why, sizeof st.why, "%s", h->draining ? h->drain_why : h->not_ready);
+	st.ready = !h->draining && !h->not_ready[0];
+	st.inflight = h->inflight;
+	st.sessions = h->nsessions;
+	pthread_mutex_unlock(&h->lock);
+	sb_http_ops_health(&st, r);
+}
+
 int sb_http_core_head(struct sb_http_core *h, const struct sb_http_req *q, struct sb_http_ticket *t,
 		      struct sb_http_resp *r)
 {
 	char why[320];
 	memset(t, 0, sizeof *t);
+	if (!strcmp(q->path, "/health")) {
+		if (strcmp(q->method, "GET") && strcmp(q->method, "HEAD")) {
+			r->allow = "GET, HEAD";
+			sb_http_refuse(r, 405, SB_RPC_INVALID_REQUEST, NULL, "Method Not Allowed: GET /health");
+		} else {
+			health(h, r);
+		}
+		return -1;
+	}
+	pthread_mutex_lock(&h->lock);
+	h->last_ms = sb_now_ms();
+	r->close = h->draining; /* a router's kept connection moves to another instance */
+	pthread_mutex_unlock(&h->lock);
 	if (sb_http_check_host(h->bind, hdr(q, "Host"), why, sizeof why) < 0 ||
 	    sb_http_check_origin(h->bind, hdr(q, "Origin"), why, sizeof why) < 0) {
 		fprintf(stderr, "sagebox mcp: http: 403 for %s: %s\n", q->peer ? q->peer : "?", why);
-		refuse(r, 403, SB_RPC_INVALID_REQUEST, NULL, "Forbidden: %s", why);
+		sb_http_refuse(r, 403, SB_RPC_INVALID_REQUEST, NULL, "Forbidden: %s", why);
 		return -1;
 	}
-	if (strcmp(q->path, "/mcp")) {
-		refuse(r, 404, SB_RPC_INVALID_REQUEST, NULL, "Not Found: the MCP endpoint is /mcp");
+	bool metrics = !strcmp(q->path, "/metrics");
+	if (strcmp(q->path, "/mcp") && !metrics) {
+		sb_http_refuse(r, 404, SB_RPC_INVALID_REQUEST, NULL, "Not Found: the MCP endpoint is /mcp");
 		return -1;
 	}
 	struct sb_http_owner *o = authenticate(h, q);
@@ -264,21 +283,30 @@ int sb_http_core_head(struct sb_http_core *h, const struct sb_http_req *q, struc
 		fprintf(stderr, "sagebox mcp: http: 401 for %s: %s token\n", q->peer ? q->peer : "?",
 			hdr(q, "Authorization") ? "wrong" : "no");
 		r->www_authenticate = true;
-		refuse(r, 401, SB_RPC_INVALID_REQUEST, NULL,
+		sb_http_refuse(r, 401, SB_RPC_INVALID_REQUEST, NULL,
 		       "Unauthorized: send the token as \"Authorization: Bearer TOKEN\" (see sagebox mcp --help)");
 		return -1;
 	}
 	t->owner = o;
+	if (metrics) {
+		if (strcmp(q->method, "GET") && strcmp(q->method, "HEAD")) {
+			r->allow = "GET, HEAD";
+			sb_http_refuse(r, 405, SB_RPC_INVALID_REQUEST, NULL, "Method Not Allowed: GET /metrics");
+		} else {
+			sb_http_ops_metrics(r);
+		}
+		return -1;
+	}
 	if (strcmp(q->method, "POST") && strcmp(q->method, "DELETE")) {
 		/* No standalone GET stream: nothing is sent that answers no request. */
 		r->allow = "POST, DELETE";
-		refuse(r, 405, SB_RPC_INVALID_REQUEST, NULL, "Method Not Allowed: POST JSON-RPC messages to /mcp");
+		sb_http_refuse(r, 405, SB_RPC_INVALID_REQUEST, NULL, "Method Not Allowed: POST JSON-RPC messages to /mcp");
 		return -1;
 	}
 	if (!strcmp(q->method, "POST")) {
 		const char *ct = hdr(q, "Content-Type");
 		if (!ct || strncasecmp(ct, "application/json", 16) || (ct[16] && ct[16] != ';' && ct[16] != ' ')) {
-			refuse(r, 415, SB_RPC_INVALID_REQUEST, NULL,
+			sb_http_refuse(r, 415, SB_RPC_INVALID_REQUEST, NULL,
 			       "Unsupported Media Type: the body must be one JSON-RPC message (Content-Type: application/json)");
 			return -1;
 		}
@@ -299,7 +327,7 @@ int sb_http_core_head(struct sb_http_core *h, const struct sb_http_req *q, struc
 	if (!room) {
 		/* One client cannot take every slot: others keep being answered. */
 		r->retry_after = 1;
-		refuse(r, 429, SB_RPC_INVALID_REQUEST, NULL,
+		sb_http_refuse(r, 429, SB_RPC_INVALID_REQUEST, NULL,
 		       "Too Many Requests: at most %u requests at once per client and %u in all; retry later",
 		       h->lim->max_inflight_client, h->lim->max_inflight_total);
 		return -1;
@@ -326,19 +354,19 @@ static void do_delete(struct sb_http_core *h, const struct sb_http_req *q, struc
 	const char *sid = hdr(q, "Mcp-Session-Id");
 	if (!sid) {
 		r->allow = "POST, DELETE";
-		refuse(r, 405, SB_RPC_INVALID_REQUEST, NULL,
+		sb_http_refuse(r, 405, SB_RPC_INVALID_REQUEST, NULL,
 		       "Method Not Allowed: DELETE ends a session and needs its Mcp-Session-Id");
 		return;
 	}
 	struct sb_http_session *s = session_take(h, t->owner, sid);
 	if (!s) {
-		refuse(r, 404, -32001, NULL, "Session not found");
+		sb_http_refuse(r, 404, SB_RPC_HANDLE_GONE, NULL, "Session not found");
 		return;
 	}
 	/* Its calls end now (sandboxes killed); it is freed when its last request ends. */
 	sb_mcp_client_cancel_all(s->client, "the client ended its HTTP session (DELETE)");
 	session_release(h, s, true);
-	set_body(r, 200, NULL, NULL);
+	sb_http_set_body(r, 200, NULL, NULL);
 }
 
 void sb_http_core_json_answer(struct sb_http_exchange *x, struct sb_http_resp *r)
@@ -356,7 +384,7 @@ void sb_http_core_json_answer(struct sb_http_exchange *x, struct sb_http_resp *r
 	int rejected = x->rejected;
 	pthread_mutex_unlock(&x->lock);
 	if (!resp) {
-		set_body(r, 202, NULL, NULL); /* a notification, accepted */
+		sb_http_set_body(r, 202, NULL, NULL); /* a notification, accepted */
 		return;
 	}
 	int status = 200;
@@ -364,7 +392,7 @@ void sb_http_core_json_answer(struct sb_http_exchange *x, struct sb_http_resp *r
 		status = rejected == SB_RPC_METHOD_NOT_FOUND ? 404 : 400; /* MCP 2026-07-28 */
 	else if (resp->null_id)
 		status = 400; /* a message that is no valid request */
-	set_body(r, status, "application/json", resp->text);
+	sb_http_set_body(r, status, "application/json", resp->text);
 	r->rpc_error = resp->error;
 	resp->text = NULL;
 	sb_http_msg_free(resp);
@@ -402,19 +430,35 @@ void sb_http_core_body(struct sb_http_core *h, const struct sb_http_req *q, stru
 		client = t->owner->stateless; /* not JSON: the protocol layer says so (-32700) */
 	} else if (modern) {
 		/* Intermediaries may route on these headers: they must say what the body says. */
-		if (sb_http_check_mirrors(msg, hv, hdr(q, "Mcp-Method"), hdr(q, "Mcp-Name"), why, sizeof why) < 0) {
-			refuse(r, 400, SB_RPC_HEADER_MISMATCH, sb_rpc_id_valid(id) ? id : NULL, "%s", why);
+		if (sb_http_check_mirrors(msg, hv, hdr(q, "Mcp-Method"), hdr(q, "Mcp-Name"), why, sizeof why) < 0 ||
+		    sb_http_check_params(msg, q->header, q->hctx, why, sizeof why) < 0) {
+			sb_http_refuse(r, 400, SB_RPC_HEADER_MISMATCH, sb_rpc_id_valid(id) ? id : NULL, "%s", why);
+			goto out;
+		}
+		/* The headers said the same, so this is where a router sent it. */
+		const char *handle = sb_http_routing_handle(msg);
+		char inst[SB_INSTANCE_MAX + 1];
+		if (handle && sb_handle_elsewhere(handle, h->instance, inst)) {
+			sb_http_refuse_elsewhere(r, h->instance, 200, sb_rpc_id_valid(id) ? id : NULL, handle, inst);
 			goto out;
 		}
 		client = t->owner->stateless;
 	} else if (hv && !sb_rev_is_legacy(hv)) {
-		refuse(r, 400, SB_RPC_INVALID_REQUEST, sb_rpc_id_valid(id) ? id : NULL,
+		sb_http_refuse(r, 400, SB_RPC_INVALID_REQUEST, sb_rpc_id_valid(id) ? id : NULL,
 		       "Bad Request: unsupported MCP-Protocol-Version %.64s", hv);
 		goto out;
 	} else if (init) {
+		if (draining(h)) {
+			/* The router sends new work to the other instances. */
+			r->retry_after = 1;
+			sb_http_refuse(r, 503, SB_RPC_INVALID_REQUEST, sb_rpc_id_valid(id) ? id : NULL,
+			       "Service Unavailable: instance %s is draining (shutting down) and opens no new "
+			       "session; connect again (through the router: another instance)", h->instance);
+			goto out;
+		}
 		if (!(t->session = session_open(h, t->owner))) {
 			r->retry_after = 5;
-			refuse(r, 429, SB_RPC_INVALID_REQUEST, sb_rpc_id_valid(id) ? id : NULL,
+			sb_http_refuse(r, 429, SB_RPC_INVALID_REQUEST, sb_rpc_id_valid(id) ? id : NULL,
 			       "Too Many Requests: this client has %u sessions open; end one (HTTP DELETE) or wait",
 			       h->lim->max_sessions_client);
 			goto out;
@@ -423,17 +467,22 @@ void sb_http_core_body(struct sb_http_core *h, const struct sb_http_req *q, stru
 	} else {
 		const char *sid = hdr(q, "Mcp-Session-Id");
 		if (!sid && !method) {
-			set_body(r, 202, NULL, NULL); /* a response to nothing we asked: ignored */
+			sb_http_set_body(r, 202, NULL, NULL); /* a response to nothing we asked: ignored */
 			goto out;
 		}
 		if (!sid) {
-			refuse(r, 400, SB_RPC_INVALID_REQUEST, sb_rpc_id_valid(id) ? id : NULL,
+			sb_http_refuse(r, 400, SB_RPC_INVALID_REQUEST, sb_rpc_id_valid(id) ? id : NULL,
 			       "Bad Request: Mcp-Session-Id header is required (send initialize first, or use "
 			       "protocol revision 2026-07-28 with _meta on each request)");
 			goto out;
 		}
-		if (!(t->session = session_take(h, t->owner, sid))) {
-			refuse(r, 404, -32001, sb_rpc_id_valid(id) ? id : NULL,
+		char inst[SB_INSTANCE_MAX + 1];
+		if (!(t->session = session_take(h, t->owner, sid)) && sb_handle_elsewhere(sid, h->instance, inst)) {
+			sb_http_refuse_elsewhere(r, h->instance, 404, sb_rpc_id_valid(id) ? id : NULL, sid, inst);
+			goto out;
+		}
+		if (!t->session) {
+			sb_http_refuse(r, 404, SB_RPC_HANDLE_GONE, sb_rpc_id_valid(id) ? id : NULL,
 			       "Session not found (it ended, expired, or belongs to another client): initialize again");
 			goto out;
 		}
@@ -443,7 +492,7 @@ void sb_http_core_body(struct sb_http_core *h, const struct sb_http_req *q, stru
 	bool sse = wants_sse(q);
 	struct sb_http_exchange *x = sb_http_exchange_new(client, sse);
 	if (!x) {
-		refuse(r, 503, SB_RPC_INTERNAL_ERROR, NULL, "Service Unavailable: out of memory");
+		sb_http_refuse(r, 503, SB_RPC_INTERNAL_ERROR, NULL, "Service Unavailable: out of memory");
 		goto out;
 	}
 	struct sb_mcp_sink sink = sb_http_exchange_sink(x);
@@ -469,6 +518,30 @@ out:
 	sb_mcp_message_free(&m);
 }
 
+void sb_http_core_drain(struct sb_http_core *h, const char *why)
+{
+	pthread_mutex_lock(&h->lock);
+	h->draining = true;
+	snprintf(h->drain_why, sizeof h->drain_why, "%s", why);
+	pthread_mutex_unlock(&h->lock);
+}
+
+void sb_http_core_open(struct sb_http_core *h, unsigned *inflight, unsigned *sessions, uint64_t *last_ms)
+{
+	pthread_mutex_lock(&h->lock);
+	*inflight = h->inflight;
+	*sessions = h->nsessions;
+	*last_ms = h->last_ms;
+	pthread_mutex_unlock(&h->lock);
+}
+
+void sb_http_core_not_ready(struct sb_http_core *h, const char *why)
+{
+	pthread_mutex_lock(&h->lock);
+	snprintf(h->not_ready, sizeof h->not_ready, "%s", why ? why : "");
+	pthread_mutex_unlock(&h->lock);
+}
+
 void sb_http_core_tick(struct sb_http_core *h)
 {
 	time_t now = time(NULL);
@@ -479,7 +552,7 @@ void sb_http_core_tick(struct sb_http_core *h)
 			n = s->next;
 			if (!s->busy && now - s->last_used > (time_t)h->lim->session_idle_s)
 				s->ended = true;
-			struct sb_http_session *g = unlink_if_idle_locked(s);
+			struct sb_http_session *g = unlink_if_idle_locked(h, s);
 			if (g) {
 				g->next = gone;
 				gone = g;

@@ -12,7 +12,9 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
+#include "core/handle.h"
 #include "mcp/mcp.h"
 #include "transport/http_auth.h"
 #include "transport/http_exchange.h"
@@ -52,11 +54,12 @@ struct sb_http_resp {
 	const char *content_type;      /* static; NULL: no body */
 	char *body;                    /* owned */
 	size_t body_len;
-	char session_id[40];           /* Mcp-Session-Id to send, or "" */
+	char session_id[SB_HANDLE_LEN]; /* Mcp-Session-Id to send, or "" */
 	const char *allow;             /* Allow header (405), or NULL */
 	bool www_authenticate;         /* 401: WWW-Authenticate: Bearer */
 	bool rpc_error;                /* the answer is a JSON-RPC error */
-	unsigned retry_after;          /* 429: seconds, or 0 */
+	unsigned retry_after;          /* 429, 503: seconds, or 0 */
+	bool close;                    /* end the connection after this answer (draining) */
 	/* A deferred answer: read it from stream (as SSE when sse, else wait
 	 * for its response and send that as JSON). The response holds the HTTP
 	 * side's reference: close it with sb_http_exchange_close. */
@@ -72,9 +75,12 @@ struct sb_http_ticket {
 };
 
 /* tokens NULL: no authentication (--insecure-no-auth), one client "local".
- * bind, tokens and lim must outlive the core. */
+ * instance: this server's name (the `instance` setting), which the
+ * Mcp-Session-Id it hands out names (core/handle.h). bind, tokens, lim and
+ * instance must outlive the core. */
 struct sb_http_core *sb_http_core_new(struct sb_mcp_server *srv, const struct sb_http_bind *bind,
-				      const struct sb_http_tokens *tokens, const struct sb_http_limits *lim);
+				      const struct sb_http_tokens *tokens, const struct sb_http_limits *lim,
+				      const char *instance);
 /* Ends every session and client (their calls cancelled, threads joined). */
 void sb_http_core_free(struct sb_http_core *h);
 
@@ -100,6 +106,20 @@ void sb_http_core_end(struct sb_http_core *h, struct sb_http_ticket *t);
 
 /* Housekeeping, about once a second: end sessions idle too long. */
 void sb_http_core_tick(struct sb_http_core *h);
+
+/* Draining: from now on /health says so (404, which HAProxy's
+ * http-check disable-on-404 reads as "only requests that name this
+ * instance"), an initialize opens no session (503), and every answer
+ * ends its connection, so a router's kept connections move elsewhere.
+ * Requests in flight and open sessions go on. why: what started it. */
+void sb_http_core_drain(struct sb_http_core *h, const char *why);
+/* What is still open: requests in flight, sessions of the handshake era,
+ * and the time of the last request (monotonic ms). */
+void sb_http_core_open(struct sb_http_core *h, unsigned *inflight, unsigned *sessions, uint64_t *last_ms);
+/* Why the server cannot take work (runner missing: the sandbox is not
+ * usable), shown by /health as "not ready"; NULL: ready. The text is
+ * copied. */
+void sb_http_core_not_ready(struct sb_http_core *h, const char *why);
 
 void sb_http_resp_clear(struct sb_http_resp *r);
 

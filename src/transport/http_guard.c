@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "mcp/stateless.h"
+#include "mcp/toolview.h"
 #include "util/jsontext.h"
 
 /* Split "host[:port]" / "[v6]:port" into host (without brackets) and port
@@ -125,7 +126,8 @@ int sb_http_check_origin(const struct sb_http_bind *b, const char *origin, char 
 	return -1;
 }
 
-/* Decode the "=?base64?...?=" sentinel form of a header value. */
+/* Decode the "=?base64?...?=" sentinel form of a header value (NULL: the
+ * Base64 is not valid). */
 static char *header_value(const char *v, size_t *len)
 {
 	size_t n = strlen(v);
@@ -149,6 +151,12 @@ static bool value_ok(const char *v)
 		if ((*p < 0x20 && *p != '\t') || *p > 0x7e)
 			return false;
 	return true;
+}
+
+/* The methods whose Mcp-Name is a task's id (the tasks extension). */
+static bool task_method(const char *method)
+{
+	return method && (!strcmp(method, "tasks/get") || !strcmp(method, "tasks/update") || !strcmp(method, "tasks/cancel"));
 }
 
 /* A header value without the optional white space around it (RFC 9110 5.5). */
@@ -199,10 +207,8 @@ int sb_http_check_mirrors(const json_t *msg, const char *hv_raw, const char *hm_
 	/* The tasks extension (2026-07-28): tasks/get, tasks/update, tasks/cancel carry the task id. */
 	const char *key = !strcmp(method, "tools/call") || !strcmp(method, "prompts/get") ? "name"
 			  : !strcmp(method, "resources/read")                            ? "uri"
-			  : !strcmp(method, "tasks/get") || !strcmp(method, "tasks/update") ||
-					  !strcmp(method, "tasks/cancel")
-				  ? "taskId"
-				  : NULL;
+			  : task_method(method)                                          ? "taskId"
+											 : NULL;
 	if (!key)
 		return 0;
 	const json_t *body = json_object_get(params, key);
@@ -218,4 +224,80 @@ int sb_http_check_mirrors(const json_t *msg, const char *hv_raw, const char *hm_
 		return -1;
 	}
 	return 0;
+}
+
+/* Whether the header's text (decoded) says what the body's value does. */
+static bool param_same(const struct sb_mcp_param_header *p, const json_t *body, const char *v, size_t len)
+{
+	if (p->type == SB_MCP_PARAM_BOOLEAN)
+		return json_is_boolean(body) && !strcmp(v, json_is_true(body) ? "true" : "false");
+	if (p->type == SB_MCP_PARAM_INTEGER) {
+		/* Compared as numbers: "42" and "42.0" say the same. */
+		char *end;
+		double h = strtod(v, &end);
+		return json_is_number(body) && len && !*end && h == json_number_value(body);
+	}
+	return json_is_string(body) && len == json_string_length(body) && !memcmp(v, json_string_value(body), len);
+}
+
+int sb_http_check_params(const json_t *msg, sb_http_header_fn header, void *hctx, char *why, size_t size)
+{
+	const json_t *params = json_object_get(msg, "params");
+	const char *method = sb_json_text(json_object_get(msg, "method"));
+	if (!method || strcmp(method, "tools/call"))
+		return 0;
+	struct sb_mcp_param_header ph[SB_MCP_PARAM_HEADERS_MAX];
+	size_t n = sb_mcp_param_headers(sb_json_text(json_object_get(params, "name")), ph);
+	const json_t *args = json_object_get(params, "arguments");
+	for (size_t i = 0; i < n; i++) {
+		const json_t *body = json_object_get(args, ph[i].arg);
+		if (!body || json_is_null(body))
+			continue; /* no value: no header is expected */
+		char name[96], buf[8192];
+		snprintf(name, sizeof name, "Mcp-Param-%s", ph[i].header);
+		const char *h = trim(header(hctx, name), buf, sizeof buf);
+		if (!h) {
+			snprintf(why, size, "Header mismatch: the %s header is missing (the body has argument %s)", name,
+				 ph[i].arg);
+			return -1;
+		}
+		if (!value_ok(h)) {
+			snprintf(why, size, "Header mismatch: the %s header has characters a header may not carry "
+				 "(send the value as =?base64?...?=)", name);
+			return -1;
+		}
+		size_t len = 0;
+		char *v = header_value(h, &len);
+		if (!v) {
+			snprintf(why, size, "Header mismatch: the %s header's =?base64?...?= value is not valid Base64", name);
+			return -1;
+		}
+		bool same = param_same(&ph[i], body, v, len);
+		free(v);
+		if (!same) {
+			snprintf(why, size, "Header mismatch: the %s header does not match the body's argument %s", name,
+				 ph[i].arg);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+const char *sb_http_routing_handle(const json_t *msg)
+{
+	const json_t *params = json_object_get(msg, "params");
+	const char *method = sb_json_text(json_object_get(msg, "method"));
+	if (task_method(method))
+		return sb_json_text(json_object_get(params, "taskId"));
+	if (!method || strcmp(method, "tools/call"))
+		return NULL;
+	struct sb_mcp_param_header ph[SB_MCP_PARAM_HEADERS_MAX];
+	size_t n = sb_mcp_param_headers(sb_json_text(json_object_get(params, "name")), ph);
+	const json_t *args = json_object_get(params, "arguments");
+	for (size_t i = 0; i < n; i++) {
+		const char *v = sb_json_text(json_object_get(args, ph[i].arg));
+		if (v)
+			return v;
+	}
+	return NULL;
 }

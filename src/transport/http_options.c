@@ -27,6 +27,7 @@ void sb_http_options_defaults(struct sb_http_options *o)
 	o->idle_timeout_s = SB_HTTP_IDLE_TIMEOUT_S;
 	snprintf(o->bind.addr, sizeof o->bind.addr, "127.0.0.1");
 	o->bind.loopback = true;
+	sb_instance_default(o->instance);
 }
 
 int sb_http_parse_listen(const char *spec, struct sb_http_options *o, struct sb_error *err)

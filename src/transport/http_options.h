@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <sys/socket.h>
 
+#include "core/handle.h"
 #include "transport/http_core.h"
 #include "util/error.h"
 
@@ -21,6 +22,7 @@ struct sb_http_options {
 	unsigned max_connections;         /* open connections (threads) at once */
 	unsigned request_timeout_s;       /* to send one whole request */
 	unsigned idle_timeout_s;          /* a connection with no traffic */
+	char instance[SB_INSTANCE_MAX + 1]; /* named by the Mcp-Session-Ids handed out */
 };
 
 #define SB_HTTP_MAX_CONNECTIONS 256

@@ -207,7 +207,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	snprintf(why.msg, sizeof why.msg, "no sandbox while fuzzing");
 	snprintf(why.hint, sizeof why.hint, "none");
 	struct sb_mcp_server *srv = sb_mcp_server_new(&cfg, NULL, &why, NULL);
-	struct sb_http_core *core = srv ? sb_http_core_new(srv, &bind, &tokens, &lim) : NULL;
+	struct sb_http_core *core = srv ? sb_http_core_new(srv, &bind, &tokens, &lim, "fuzz") : NULL;
 	if (!core)
 		abort();
 	struct session sessions[MAX_SESSIONS];

@@ -142,6 +142,16 @@ static const char *fake_header(void *ctx, const char *name)
 	return NULL;
 }
 
+static int req_at(struct sb_http_core *core, const char *method, const char *path, const char *body,
+		  const char *const *headers, struct sb_http_resp *r)
+{
+	struct fake f = {headers};
+	struct sb_http_req q = {.method = method, .path = path, .header = fake_header, .hctx = &f, .peer = "unit"};
+	sb_http_resp_clear(r);
+	sb_http_core_handle(core, &q, body, body ? strlen(body) : 0, r);
+	return r->status;
+}
+
 static int req(struct sb_http_core *core, const char *method, const char *body, const char *const *headers,
 	       struct sb_http_resp *r)
 {
@@ -168,7 +178,7 @@ static void test_core(void)
 	struct sb_http_bind lo = {.addr = "127.0.0.1", .port = 8080, .loopback = true};
 	struct sb_http_limits lim = {.max_body = 4096, .max_inflight_client = 4, .max_inflight_total = 8,
 				     .max_sessions_client = 2, .session_idle_s = 3600};
-	struct sb_http_core *core = sb_http_core_new(srv, &lo, &t, &lim);
+	struct sb_http_core *core = sb_http_core_new(srv, &lo, &t, &lim, "unit");
 	struct sb_http_resp r = {0};
 	const char *disc = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\",\"params\":{" META "}}";
 	const char *ok[] = {"Host", "127.0.0.1:8080", "Authorization", TOKEN, "Content-Type", "application/json",
@@ -216,8 +226,10 @@ static void test_core(void)
 	const char *init = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
 			   "\"2025-11-25\",\"capabilities\":{}}}";
 	const char *legacy[] = {"Host", "127.0.0.1", "Authorization", TOKEN, "Content-Type", "application/json", NULL};
-	CHECK(req(core, "POST", init, legacy, &r) == 200 && strlen(r.session_id) == 32);
-	char sid[40];
+	char inst[SB_INSTANCE_MAX + 1];
+	CHECK(req(core, "POST", init, legacy, &r) == 200 && sb_handle_parse(r.session_id, SB_HANDLE_HTTP, inst) &&
+	      !strcmp(inst, "unit"));
+	char sid[SB_HANDLE_LEN];
 	snprintf(sid, sizeof sid, "%s", r.session_id);
 	const char *list = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}";
 	CHECK(req(core, "POST", list, legacy, &r) == 400); /* no session id */
@@ -254,9 +266,139 @@ static void test_core(void)
 	sb_mcp_server_free(srv);
 }
 
+/* Many instances behind a router: handles that name their instance, the
+ * x-mcp-header arguments' headers, /health, draining and /metrics. */
+static void test_instances(void)
+{
+	struct sb_config cfg;
+	sb_config_defaults(&cfg);
+	struct sb_error why = {.msg = "no sandbox in a unit test"};
+	struct sb_mcp_server *srv = sb_mcp_server_new(&cfg, NULL, &why, NULL);
+	struct sb_http_tokens t;
+	struct sb_error err = {0};
+	CHECK(load("alice:aaaaaaaaaaaaaaaaaaaa\n", 0600, &t, &err) == 0);
+	struct sb_http_bind lo = {.addr = "127.0.0.1", .port = 8080, .loopback = true};
+	struct sb_http_limits lim = {.max_body = 65536, .max_inflight_client = 4, .max_inflight_total = 8,
+				     .max_sessions_client = 4, .session_idle_s = 3600};
+	struct sb_http_core *core = sb_http_core_new(srv, &lo, &t, &lim, "node-a");
+	struct sb_http_resp r = {0};
+
+	/* /health: no token, no Host (a router's check sends none). */
+	CHECK(req_at(core, "GET", "/health", NULL, NULL, &r) == 200);
+	CHECK(r.body && !strcmp(r.body, "{\"status\":\"ready\",\"instance\":\"node-a\"}"));
+	CHECK(req_at(core, "POST", "/health", NULL, NULL, &r) == 405);
+	sb_http_core_not_ready(core, "the sandbox is not usable");
+	CHECK(req_at(core, "GET", "/health", NULL, NULL, &r) == 503);
+	CHECK_STR_CONTAINS(r.body, "\"not ready\"");
+	CHECK_STR_CONTAINS(r.body, "the sandbox is not usable");
+	sb_http_core_not_ready(core, NULL);
+
+	/* /metrics: behind the token, Prometheus' text format. */
+	const char *bare[] = {"Host", "127.0.0.1:8080", NULL};
+	CHECK(req_at(core, "GET", "/metrics", NULL, bare, &r) == 401);
+	const char *authed[] = {"Host", "127.0.0.1:8080", "Authorization", TOKEN, NULL};
+	CHECK(req_at(core, "GET", "/metrics", NULL, authed, &r) == 200);
+	CHECK(r.content_type && !strncmp(r.content_type, "text/plain; version=0.0.4", 25));
+	CHECK_STR_CONTAINS(r.body, "# TYPE sagebox_tool_calls_total counter");
+
+	/* The handshake era's Mcp-Session-Id names this instance; another
+	 * instance's is answered in MCP's shape, naming it. */
+	const char *init = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+			   "\"2025-11-25\",\"capabilities\":{}}}";
+	const char *legacy[] = {"Host", "127.0.0.1", "Authorization", TOKEN, "Content-Type", "application/json", NULL};
+	char inst[SB_INSTANCE_MAX + 1];
+	CHECK(req(core, "POST", init, legacy, &r) == 200 && sb_handle_parse(r.session_id, 'm', inst) &&
+	      !strcmp(inst, "node-a"));
+	const char *list = "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/list\"}";
+	const char *gone = "m_node-b_0123456789abcdef0123456789abcdef";
+	const char *to_gone[] = {"Host", "127.0.0.1", "Authorization", TOKEN, "Content-Type", "application/json",
+				 "Mcp-Session-Id", gone, NULL};
+	CHECK(req(core, "POST", list, to_gone, &r) == 404);
+	CHECK_STR_CONTAINS(r.body, "\"id\":7");
+	CHECK_STR_CONTAINS(r.body, "\"code\":-32001");
+	CHECK_STR_CONTAINS(r.body, "ended with its instance node-b");
+	CHECK_STR_CONTAINS(r.body, "\"handle\":\"m_node-b_0123456789abcdef0123456789abcdef\"");
+	/* The same instance's unknown handle is the plain "not found". */
+	const char *mine[] = {"Host", "127.0.0.1", "Authorization", TOKEN, "Content-Type", "application/json",
+			      "Mcp-Session-Id", "m_node-a_0123456789abcdef0123456789abcdef", NULL};
+	CHECK(req(core, "POST", list, mine, &r) == 404);
+	CHECK(r.body && !strstr(r.body, "ended with its instance"));
+
+	/* 2026-07-28: x-mcp-header in the schemas, Mcp-Param-* against the body. */
+	const char *tl = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{" META "}}";
+	const char *tl_h[] = {"Host", "127.0.0.1", "Authorization", TOKEN, "Content-Type", "application/json",
+			      "MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/list", NULL};
+	CHECK(req(core, "POST", tl, tl_h, &r) == 200);
+	CHECK_STR_CONTAINS(r.body, "\"x-mcp-header\":\"Session-Id\"");
+	CHECK_STR_CONTAINS(r.body, "\"x-mcp-header\":\"Job-Id\"");
+	const char *sid_b = "s_node-b_0123456789abcdef0123456789abcdef";
+	char call[512];
+	snprintf(call, sizeof call, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":"
+		 "\"run_python\",\"arguments\":{\"code\":\"1\",\"session_id\":\"%s\"}," META "}}", sid_b);
+#define CALL_H(...)                                                                                        \
+	(const char *[]){"Host", "127.0.0.1", "Authorization", TOKEN, "Content-Type", "application/json",   \
+			 "MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "run_python", \
+			 __VA_ARGS__ NULL}
+	CHECK(req(core, "POST", call, CALL_H(), &r) == 400); /* the argument without its header */
+	CHECK_STR_CONTAINS(r.body, "-32020");
+	CHECK_STR_CONTAINS(r.body, "Mcp-Param-Session-Id");
+	CHECK(req(core, "POST", call, CALL_H("Mcp-Param-Session-Id", "s_node-a_0123456789abcdef0123456789abcdef", ), &r) ==
+	      400);
+	CHECK_STR_CONTAINS(r.body, "-32020");
+	CHECK(req(core, "POST", call, CALL_H("mcp-param-session-id", "=?base64?not base64!?=", ), &r) == 400);
+	CHECK(req(core, "POST", call, CALL_H("Mcp-Param-Session-Id", "\tc19ub2RlLWJfMDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=", ), &r) == 400);
+	/* Header and body agree (plain, or Base64): node-b's session ended with node-b. */
+	CHECK(req(core, "POST", call, CALL_H("Mcp-Param-Session-Id", sid_b, ), &r) == 200);
+	CHECK_STR_CONTAINS(r.body, "\"id\":5");
+	CHECK_STR_CONTAINS(r.body, "\"code\":-32001");
+	CHECK_STR_CONTAINS(r.body, "session s_node-b_0123456789abcdef0123456789abcdef ended with its instance node-b");
+	CHECK(req(core, "POST", call,
+		  CALL_H("Mcp-Param-Session-Id", "=?base64?c19ub2RlLWJfMDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=?=", ),
+		  &r) == 200);
+	CHECK_STR_CONTAINS(r.body, "ended with its instance node-b");
+	/* Not a handle: the tool itself answers. */
+	snprintf(call, sizeof call, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\",\"params\":{\"name\":"
+		 "\"run_python\",\"arguments\":{\"code\":\"1\",\"session_id\":\"Hello\"}," META "}}");
+	CHECK(req(core, "POST", call, CALL_H("Mcp-Param-Session-Id", "=?base64?SGVsbG8=?=", ), &r) == 200);
+	CHECK(r.body && !strstr(r.body, "-32001"));
+	/* A task of another instance (tasks/get's Mcp-Name is its id). */
+	const char *task = "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tasks/get\",\"params\":{\"taskId\":"
+			   "\"j_node-b_0123456789abcdef0123456789abcdef\"," META "}}";
+	const char *task_h[] = {"Host", "127.0.0.1", "Authorization", TOKEN, "Content-Type", "application/json",
+				"MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tasks/get", "Mcp-Name",
+				"j_node-b_0123456789abcdef0123456789abcdef", NULL};
+	CHECK(req(core, "POST", task, task_h, &r) == 200);
+	CHECK_STR_CONTAINS(r.body, "job j_node-b_0123456789abcdef0123456789abcdef ended with its instance node-b");
+
+	/* Draining: /health says so (404: HAProxy's disable-on-404), no new
+	 * MCP session, every answer ends its connection; open sessions go on. */
+	CHECK(req(core, "POST", init, legacy, &r) == 200);
+	char sid[SB_HANDLE_LEN];
+	snprintf(sid, sizeof sid, "%s", r.session_id);
+	sb_http_core_drain(core, "SIGTERM");
+	CHECK(req_at(core, "GET", "/health", NULL, NULL, &r) == 404);
+	CHECK_STR_CONTAINS(r.body, "\"status\":\"draining\"");
+	CHECK_STR_CONTAINS(r.body, "\"why\":\"SIGTERM\"");
+	CHECK(req(core, "POST", init, legacy, &r) == 503 && r.close && r.retry_after);
+	const char *with_sid[] = {"Host", "127.0.0.1", "Authorization", TOKEN, "Content-Type", "application/json",
+				  "Mcp-Session-Id", sid, NULL};
+	CHECK(req(core, "POST", list, with_sid, &r) == 200 && r.close);
+	unsigned inflight, sessions;
+	uint64_t last;
+	sb_http_core_open(core, &inflight, &sessions, &last);
+	CHECK(inflight == 0 && sessions == 2 && last > 0);
+#undef CALL_H
+
+	sb_http_resp_clear(&r);
+	sb_http_core_free(core);
+	sb_http_tokens_free(&t);
+	sb_mcp_server_free(srv);
+}
+
 int main(void)
 {
 	test_tokens();
+	test_instances();
 	test_guard();
 	test_core();
 	return check_summary();

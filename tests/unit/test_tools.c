@@ -72,7 +72,7 @@ static void test_session_args(void)
 	json_decref(a);
 	struct sb_config cfg;
 	sb_config_defaults(&cfg);
-	json_t *sch = sb_tool_input_schema(o, &cfg);
+	json_t *sch = sb_tool_input_schema(o, &cfg, false);
 	char *s = json_dumps(json_object_get(json_object_get(sch, "properties"), "lang"), JSON_COMPACT | JSON_SORT_KEYS);
 	CHECK_STR_CONTAINS(s, "\"enum\":[\"sage\",\"python\",\"shell\"]");
 	free(s);
@@ -167,7 +167,7 @@ static void test_text_args(void)
 
 	struct sb_config cfg;
 	sb_config_defaults(&cfg);
-	json_t *schema = sb_tool_input_schema(&text_tool, &cfg);
+	json_t *schema = sb_tool_input_schema(&text_tool, &cfg, false);
 	char *s = json_dumps(schema, JSON_COMPACT);
 	CHECK(s && !strcmp(s, "{\"type\":\"object\",\"properties\":{\"session_id\":{\"type\":\"string\",\"maxLength\":64,"
 			      "\"description\":\"A session.\"},\"offset\":{\"type\":\"integer\",\"minimum\":0,"

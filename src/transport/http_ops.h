@@ -1,0 +1,40 @@
+/* Answers the HTTP transport gives without the MCP layer: refusals in
+ * JSON-RPC's shape, and what operators and routers ask an instance,
+ * GET /health and GET /metrics. No sockets and no state of their own. */
+#ifndef SAGEBOX_TRANSPORT_HTTP_OPS_H
+#define SAGEBOX_TRANSPORT_HTTP_OPS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "transport/http_core.h"
+
+/* r's body (owned; NULL: none) with its status and type. */
+void sb_http_set_body(struct sb_http_resp *r, int status, const char *type, char *body);
+/* An HTTP refusal with a JSON-RPC error body (id: the request's, or none;
+ * data stolen, may be NULL). */
+void sb_http_refuse_data(struct sb_http_resp *r, int status, int code, const json_t *id, json_t *data,
+			 const char *msg);
+void sb_http_refuse(struct sb_http_resp *r, int status, int code, const json_t *id, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+/* The request names handle, which instance inst holds, not this one
+ * (self): a router sent it here because that instance is gone. The error
+ * names the handle and its instance and says what to do. */
+void sb_http_refuse_elsewhere(struct sb_http_resp *r, const char *self, int status, const json_t *id,
+			      const char *handle, const char *inst);
+
+/* What /health tells. */
+struct sb_http_health {
+	const char *instance;
+	bool ready, draining;
+	char why[256];        /* draining: what started it; not ready: why */
+	unsigned inflight, sessions;
+};
+/* 200 {"status":"ready"}, 404 "draining" (HAProxy's http-check
+ * disable-on-404: no new work, but requests that name this instance's
+ * handles still come), 503 "not ready"; JSON with the instance and why. */
+void sb_http_ops_health(const struct sb_http_health *st, struct sb_http_resp *r);
+/* GET /metrics: the Prometheus text format (metrics/metrics.h). */
+void sb_http_ops_metrics(struct sb_http_resp *r);
+
+#endif
