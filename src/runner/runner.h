@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "config/config.h"
+#include "core/handle.h"
 #include "core/job.h"
 #include "core/result.h"
 #include "util/error.h"
@@ -55,7 +56,7 @@ void sb_runner_backend_settings(const struct sb_config *cfg, struct sb_backend_s
 /* The backend cfg names, opened with those settings (NULL with err). */
 struct sb_backend *sb_runner_backend_open(const struct sb_config *cfg, struct sb_error *err);
 
-#define SB_SESSION_ID_LEN 35 /* "s_" or "j_", 32 hex digits, NUL */
+#define SB_SESSION_ID_LEN SB_HANDLE_LEN /* a handle (core/handle.h): s_ or j_, the instance, 32 hex digits */
 
 /* What a call in a session did to the session, besides its result. */
 struct sb_session_verdict {

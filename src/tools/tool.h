@@ -70,8 +70,8 @@ struct sb_audit_record {
 	/* The session and the background job the call concerns (from its
 	 * session_id/job_id arguments, or set by the handler: session_open's
 	 * new session, job_start's new job); "" none. */
-	char session[40];
-	char job[40];
+	char session[SB_SESSION_ID_LEN];
+	char job[SB_SESSION_ID_LEN];
 	/* Set by the handler. */
 	unsigned timeout_s;         /* 0: none */
 	char backend[64];

@@ -66,7 +66,7 @@ describe('HTTP abuse', { timeout: 900000 }, () => {
     const r = await post(h(tokens.alice), JSON.stringify(init));
     assert.equal(r.status, 200);
     const sid = r.headers.get('mcp-session-id');
-    assert.match(sid, /^[0-9a-f]{32}$/);
+    assert.match(sid, /^m_[a-z0-9-]{1,32}_[0-9a-f]{32}$/);
     await r.text();
     const list = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
     const mine = await readAnswer(await post(h(tokens.alice, { 'Mcp-Session-Id': sid, 'MCP-Protocol-Version': '2025-11-25' }), list));

@@ -96,7 +96,7 @@ for (const combo of combos) {
         return r.structuredContent;
       };
       const sid = (await ok('session_open', { lang: 'python' })).session_id;
-      assert.match(sid, /^s_[0-9a-f]{32}$/);
+      assert.match(sid, /^s_[a-z0-9-]{1,32}_[0-9a-f]{32}$/);
       await ok('run_python', { code: 'x = 41', session_id: sid });
       assert.match(textOf(await c.call({ name: 'run_python', arguments: { code: 'print(x + 1)', session_id: sid } })), /^42\n/);
       await ok('file_write', { session_id: sid, path: 'notes.txt', content: 'over http\n' });

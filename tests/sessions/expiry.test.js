@@ -21,7 +21,7 @@ test('an idle session expires after session_idle_minutes; one with a running job
     assert.equal((await ok(c, 'session_open', { lang: 'python' })).s.idle_expiry_s, 60);
     await sleep(70000);
     await fails(c, 'run_shell', { code: 'true', session_id: idle },
-      /session s_[0-9a-f]{32} expired after 1 min idle and was closed.*open a new session with session_open/s);
+      /session s_[a-z0-9-]{1,32}_[0-9a-f]{32} expired after 1 min idle and was closed.*open a new session with session_open/s);
     assert.deepEqual(await waitGone(marker, 5000), [], 'its processes died with it');
     assert.equal(await out(c, busy, 'shell', 'echo alive'), 'alive\n');
     assert.equal((await ok(c, 'job_status', { job_id: job })).s.state, 'running');

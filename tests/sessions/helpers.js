@@ -47,7 +47,7 @@ export async function refused(c, name, args, re) {
 
 export async function open(c, lang = 'sage') {
   const { s } = await ok(c, 'session_open', { lang });
-  assert.match(s.session_id, /^s_[0-9a-f]{32}$/);
+  assert.match(s.session_id, /^s_[a-z0-9-]{1,32}_[0-9a-f]{32}$/);
   assert.equal(s.lang, lang);
   assert.equal(s.workspace, '/work');
   return s.session_id;

@@ -112,7 +112,7 @@ describe('background jobs', () => {
       + '    time.sleep(0.5)\nprint("finished")';
     const t0 = Date.now();
     const { s } = await ok(c, 'job_start', { lang: 'python', code }, { timeout: 4000 });
-    assert.match(s.job_id, /^j_[0-9a-f]{32}$/);
+    assert.match(s.job_id, /^j_[a-z0-9-]{1,32}_[0-9a-f]{32}$/);
     assert.ok(Date.now() - t0 < 4000, 'job_start returns at once');
     // a call whose client gives up after 4 s does not take the job with it
     await assert.rejects(c.client.callTool({ name: 'run_python', arguments: { code: 'import time; time.sleep(8)' } },

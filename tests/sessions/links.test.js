@@ -55,7 +55,7 @@ test('a 2024-11-05 client gets no resource_link blocks', { timeout: LONG }, asyn
     await s.initialize('2024-11-05');
     const open = await s.request(2, 'tools/call', { name: 'session_open', arguments: { lang: 'shell' } }, LONG);
     const sid = JSON.parse(open.result.content[0].text.match(/\{[^]*\}/)?.[0] ?? 'null')?.session_id
-      ?? open.result.content[0].text.match(/s_[0-9a-f]{32}/)[0];
+      ?? open.result.content[0].text.match(/s_[a-z0-9-]{1,32}_[0-9a-f]{32}/)[0];
     const r = await s.request(3, 'tools/call', { name: 'run_shell', arguments: { code: 'echo x > s.txt', session_id: sid } }, LONG);
     assert.equal(r.result.isError, false, JSON.stringify(r));
     assert.deepEqual(r.result.content.map((b) => b.type), ['text']);

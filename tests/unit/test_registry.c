@@ -61,7 +61,7 @@ static struct sess *fake_session(struct sb_registry *r, const char *owner, bool 
 {
 	struct sess *s = calloc(1, sizeof *s);
 	pthread_mutex_init(&s->lock, NULL);
-	reg_new_id(s->id, "s_");
+	reg_new_id(r, s->id, SB_HANDLE_SESSION);
 	snprintf(s->owner, sizeof s->owner, "%s", owner);
 	s->anonymous = anonymous;
 	s->refs = 1; /* the list's (never the last here: nothing destroys it) */
@@ -73,7 +73,7 @@ static struct sess *fake_session(struct sb_registry *r, const char *owner, bool 
 static struct reg_job *fake_job(struct sb_registry *r, const char *owner, struct sess *in, bool running)
 {
 	struct reg_job *j = calloc(1, sizeof *j);
-	reg_new_id(j->id, "j_");
+	reg_new_id(r, j->id, SB_HANDLE_JOB);
 	snprintf(j->owner, sizeof j->owner, "%s", owner);
 	snprintf(j->session, sizeof j->session, "%s", in ? in->id : "");
 	j->s = in;
@@ -142,6 +142,17 @@ static void test_counts(void)
 	/* An anonymous session is nobody's to call. */
 	err = (struct sb_error){0};
 	CHECK(reg_get(&r, "alice", anon->id, &got, &err) == -1 && !got);
+	/* Ids name this instance; another instance's is said to have ended
+	 * with it, and the owner check stays: a handle naming this instance
+	 * but another owner's is "unknown" as before. */
+	char inst[SB_INSTANCE_MAX + 1];
+	CHECK(reg_id_ok(a1->id, SB_HANDLE_SESSION) && sb_handle_parse(a1->id, 's', inst) &&
+	      !strcmp(inst, sb_config_instance(&c)));
+	CHECK(reg_id_ok(bj->id, SB_HANDLE_JOB) && !reg_id_ok(bj->id, SB_HANDLE_SESSION));
+	err = (struct sb_error){0};
+	CHECK(reg_get(&r, "alice", "s_elsewhere_0123456789abcdef0123456789abcdef", &got, &err) == -1 && !got);
+	CHECK_STR_CONTAINS(err.msg, "session s_elsewhere_0123456789abcdef0123456789abcdef ended with its instance elsewhere");
+	CHECK_STR_CONTAINS(err.hint, "session_open");
 
 	while (r.jobs) {
 		struct reg_job *j = r.jobs;
@@ -163,7 +174,7 @@ static void test_tombstones(void)
 	struct sb_registry r;
 	reg_init(&r, &c);
 	char id[SB_SESSION_ID_LEN];
-	CHECK(reg_new_id(id, "s_") == 0 && reg_id_ok(id, 's') && !reg_id_ok(id, 'j'));
+	CHECK(reg_new_id(&r, id, SB_HANDLE_SESSION) == 0 && reg_id_ok(id, SB_HANDLE_SESSION) && !reg_id_ok(id, SB_HANDLE_JOB));
 	reg_tomb_add(&r.tombs, id, "alice", "expired after 30 min idle and was closed");
 	CHECK(!strcmp(reg_tomb_find(&r.tombs, id, "alice"), "expired after 30 min idle and was closed"));
 	CHECK(reg_tomb_find(&r.tombs, id, "bob") == NULL);
@@ -184,7 +195,7 @@ static void test_tombstones(void)
 	/* The ring keeps the last SB_TOMBS: the first is forgotten after one more. */
 	char last[SB_SESSION_ID_LEN];
 	for (unsigned i = 0; i < SB_TOMBS; i++) {
-		reg_new_id(last, "s_");
+		reg_new_id(&r, last, SB_HANDLE_SESSION);
 		reg_tomb_add(&r.tombs, last, "alice", "was closed with session_close");
 	}
 	CHECK(reg_tomb_find(&r.tombs, id, "alice") == NULL);

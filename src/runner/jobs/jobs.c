@@ -275,7 +275,7 @@ int sb_job_start(struct sb_sessions *ss, const char *owner, enum sb_lang lang, c
 	}
 	struct bjob *j = calloc(1, sizeof *j);
 	struct job_ctx *c = malloc(sizeof *c);
-	if (!j || !c || !(j->code = malloc(code_len + 1)) || reg_new_id(j->reg.id, "j_")) {
+	if (!j || !c || !(j->code = malloc(code_len + 1)) || reg_new_id(&ss->reg, j->reg.id, SB_HANDLE_JOB)) {
 		free(c);
 		if (j)
 			free(j->code);
@@ -325,8 +325,10 @@ int sb_job_start(struct sb_sessions *ss, const char *owner, enum sb_lang lang, c
 	return rc;
 }
 
-static int unknown_job(const char *id, struct sb_error *err)
+static int unknown_job(const struct sb_sessions *ss, const char *id, struct sb_error *err)
 {
+	if (reg_elsewhere(&ss->reg, id, err))
+		return -1;
 	sb_fail(err, "unknown job id '%.80s': no job of yours has it", id ? id : "");
 	return sb_hint(err, "use an id that job_start returned; a finished job is kept for an hour, and jobs do "
 			    "not survive a restart of sagebox");
@@ -371,7 +373,7 @@ json_t *sb_job_status(struct sb_sessions *ss, const char *owner, const char *id,
 	}
 	pthread_mutex_unlock(&ss->reg.lock);
 	if (!o)
-		unknown_job(id, err);
+		unknown_job(ss, id, err);
 	return o;
 }
 
@@ -392,7 +394,7 @@ json_t *sb_job_output(struct sb_sessions *ss, const char *owner, const char *id,
 	}
 	pthread_mutex_unlock(&ss->reg.lock);
 	if (!o)
-		unknown_job(id, err);
+		unknown_job(ss, id, err);
 	return o;
 }
 
@@ -405,7 +407,7 @@ int sb_job_cancel(struct sb_sessions *ss, const char *owner, const char *id, str
 		(void)SB_RETRY_EINTR(write(j->cancel[1], &b, 1));
 	}
 	pthread_mutex_unlock(&ss->reg.lock);
-	return j ? 0 : unknown_job(id, err);
+	return j ? 0 : unknown_job(ss, id, err);
 }
 
 /* Under the lock: drop the logs of the oldest finished jobs (of any

@@ -4,29 +4,33 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include "util/clock.h"
 
 /* ---- ids */
-int reg_new_id(char out[SB_SESSION_ID_LEN], const char *prefix)
+int reg_new_id(const struct sb_registry *r, char out[SB_SESSION_ID_LEN], char kind)
 {
-	unsigned char r[16];
 	/* Unguessable: a session id is the only key to a session (over HTTP
 	 * also checked against the owner, but never guessable). */
-	if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r)
-		return -1;
-	int n = snprintf(out, SB_SESSION_ID_LEN, "%s", prefix);
-	for (size_t i = 0; i < sizeof r; i++)
-		n += snprintf(out + n, SB_SESSION_ID_LEN - (size_t)n, "%02x", r[i]);
-	return 0;
+	return sb_handle_new(out, kind, sb_config_instance(r->cfg));
 }
 
-bool reg_id_ok(const char *id, char c)
+bool reg_id_ok(const char *id, char kind)
 {
-	if (!id || id[0] != c || id[1] != '_' || strlen(id) != SB_SESSION_ID_LEN - 1)
+	return sb_handle_parse(id, kind, NULL);
+}
+
+bool reg_elsewhere(const struct sb_registry *r, const char *id, struct sb_error *err)
+{
+	char inst[SB_INSTANCE_MAX + 1];
+	const char *self = sb_config_instance(r->cfg);
+	if (!sb_handle_elsewhere(id, self, inst))
 		return false;
-	return strspn(id + 2, "0123456789abcdef") == SB_SESSION_ID_LEN - 3;
+	bool job = id[0] == SB_HANDLE_JOB;
+	sb_fail(err, "%s %s ended with its instance %s (this is instance %s, which holds nothing of it)",
+		job ? "job" : "session", id, inst, self);
+	sb_hint(err, job ? "its output is lost; start the job again" : "open a new session with session_open");
+	return true;
 }
 
 /* ---- tombstones */
@@ -188,7 +192,7 @@ int reg_get(struct sb_registry *r, const char *owner, const char *id, struct ses
 {
 	*out = NULL;
 	pthread_mutex_lock(&r->lock);
-	for (struct sess *s = r->sessions; s && reg_id_ok(id, 's'); s = s->next)
+	for (struct sess *s = r->sessions; s && reg_id_ok(id, SB_HANDLE_SESSION); s = s->next)
 		if (!s->anonymous && !strcmp(s->id, id) && !strcmp(s->owner, owner)) {
 			s->refs++;
 			*out = s;
@@ -214,6 +218,8 @@ int reg_get(struct sb_registry *r, const char *owner, const char *id, struct ses
 		sb_fail(err, "session %s %s", id, why);
 		return sb_hint(err, "its variables and files are gone; open a new session with session_open");
 	}
+	if (reg_elsewhere(r, id, err))
+		return -1;
 	/* Another client's session gets these words too: ids are not shared. */
 	sb_fail(err, "unknown session id '%.80s': no open session of yours has it", id ? id : "");
 	return sb_hint(err, "use an id that session_open returned (session_list shows them); sessions do not "
@@ -240,7 +246,7 @@ static int claim_spare(void *ctx, struct sess *s, struct sb_error *err)
 		sb_fail(err, "sagebox is shutting down");
 	} else if (!c->anonymous && reg_room_locked(r, REG_SESSIONS, c->owner, err)) {
 		/* another open took the last place meanwhile */
-	} else if (reg_new_id(s->id, "s_")) {
+	} else if (reg_new_id(r, s->id, SB_HANDLE_SESSION)) {
 		s->id[0] = '\0';
 		sb_fail(err, "getrandom failed: %s", strerror(errno));
 	} else {

@@ -75,10 +75,15 @@ struct sb_registry {
 void reg_init(struct sb_registry *r, const struct sb_config *cfg);
 void reg_fini(struct sb_registry *r);
 
-/* A random id: prefix ("s_", "j_") and 32 hex digits (128 bits). */
-int reg_new_id(char out[SB_SESSION_ID_LEN], const char *prefix);
-/* Whether id has the shape reg_new_id gives with prefix "<c>_". */
-bool reg_id_ok(const char *id, char c);
+/* A new handle of this kind (SB_HANDLE_SESSION, SB_HANDLE_JOB) naming the
+ * instance setting (core/handle.h: 128 random bits). */
+int reg_new_id(const struct sb_registry *r, char out[SB_SESSION_ID_LEN], char kind);
+/* Whether id has the shape reg_new_id gives for kind. */
+bool reg_id_ok(const char *id, char kind);
+/* When id is a handle of another instance: err says that its session or
+ * job ended with that instance (a router sends it here only when its own
+ * instance is gone), and true. */
+bool reg_elsewhere(const struct sb_registry *r, const char *id, struct sb_error *err);
 
 /* Under the lock: open sessions (not anonymous) or running jobs of owner,
  * or of every client (owner NULL). */
