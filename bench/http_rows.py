@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
@@ -38,7 +39,7 @@ class HttpServer:
             self.token = f.read().strip()
 
     def close(self):
-        self.proc.terminate()
+        self.proc.send_signal(signal.SIGINT)  # at once (SIGTERM drains first)
         self.proc.wait(timeout=60)
         shutil.rmtree(self.state, ignore_errors=True)  # (its token and audit state)
 

@@ -1,8 +1,8 @@
 /* sagebox mcp --http: serve until a signal, and drain on SIGTERM or
  * `sagebox mcp --drain` (the control socket, transport/control.h): /health
  * says draining at once, no new session or job opens, and what is open
- * (requests, MCP sessions, sessions and background jobs) is served until
- * it ends or drain_timeout passes; then everything stops as at SIGINT. */
+ * (requests in flight, sessions and background jobs) is served until it
+ * ends or drain_timeout passes; then everything stops as at SIGINT. */
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -143,7 +143,11 @@ static bool drained(struct serving *s)
 			s->cfg->drain_timeout_s, work);
 		return true;
 	}
-	bool idle = !inflight && !sessions && (!s->runner || !sb_runner_in_use(s->runner));
+	/* An MCP session of the handshake era holds nothing once its requests
+	 * are answered (its client opens a new one when told 404): not
+	 * waited for, unlike sessions and background jobs. */
+	(void)sessions;
+	bool idle = !inflight && (!s->runner || !sb_runner_in_use(s->runner));
 	return idle && now - s->drain_started >= QUIET_MS && (!last || now - last >= QUIET_MS);
 }
 

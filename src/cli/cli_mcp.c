@@ -96,6 +96,11 @@ static int set_no_auth(struct sb_http_options *o, const char *v, struct sb_error
 	o->no_auth = true;
 	return 0;
 }
+static int set_metrics(struct sb_http_options *o, const char *v, struct sb_error *err)
+{
+	o->metrics_listen = true;
+	return sb_http_parse_bind("--metrics-listen", v, &o->metrics_bind, err);
+}
 static int set_origins(struct sb_http_options *o, const char *v, struct sb_error *err)
 {
 	o->bind.origins = v;
@@ -153,6 +158,10 @@ static const struct http_flag http_flags[] = {
 	 set_connections},
 	{"--http-request-timeout", true, "--http-request-timeout S",
 	 "seconds a client has to send a whole request (default 30)", set_req_timeout},
+	{"--metrics-listen", true, "--metrics-listen [ADDR:]PORT",
+	 "serve GET /metrics and GET /health on this address too, without a token (for Prometheus; "
+	 "on /mcp's address /metrics needs a token)",
+	 set_metrics},
 };
 
 static void usage(FILE *out)

@@ -10,8 +10,10 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "mcp/jsonrpc.h"
 #include "metrics/metrics.h"
 #include "transport/http_gate.h"
+#include "transport/http_ops.h"
 #include "transport/http_reaper.h"
 #include "transport/http_sse.h"
 #include "util/buf.h"
@@ -21,6 +23,7 @@ struct sb_http {
 	struct sb_http_tokens tokens;
 	struct sb_http_core *core;
 	struct MHD_Daemon *daemon;
+	struct MHD_Daemon *metrics;   /* --metrics-listen: /metrics and /health, no token */
 	struct sb_http_gate *gate;    /* listens; hands over connections whose headers are in */
 	struct sb_http_reaper *reaper; /* ends slow clients; ticks the core */
 	char *cert, *key;
@@ -273,6 +276,54 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	pthread_mutex_unlock(&h->log_lock);
 }
 
+/* --metrics-listen: GET /metrics and GET /health, nothing else, with no
+ * token (for Prometheus, which the operator points at this address). */
+static enum MHD_Result on_metrics(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+				  const char *version, const char *upload_data, size_t *upload_data_size,
+				  void **req_cls)
+{
+	struct sb_http *h = cls;
+	struct sb_http_resp r = {0};
+	if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
+		r.allow = "GET, HEAD";
+		sb_http_refuse(&r, 405, SB_RPC_INVALID_REQUEST, NULL, "Method Not Allowed: GET /metrics or /health");
+	} else if (!strcmp(url, "/metrics")) {
+		sb_http_ops_metrics(&r);
+	} else if (!strcmp(url, "/health")) {
+		sb_http_core_health(h->core, &r);
+	} else {
+		sb_http_refuse(&r, 404, SB_RPC_INVALID_REQUEST, NULL, "Not Found: this address serves /metrics and /health");
+	}
+	struct MHD_Response *resp = MHD_create_response_from_buffer(r.body_len, r.body ? r.body : "", MHD_RESPMEM_MUST_COPY);
+	enum MHD_Result rc = MHD_NO;
+	if (resp) {
+		if (r.content_type)
+			MHD_add_response_header(resp, "Content-Type", r.content_type);
+		if (r.allow)
+			MHD_add_response_header(resp, "Allow", r.allow);
+		MHD_add_response_header(resp, "Cache-Control", "no-store");
+		rc = MHD_queue_response(c, (unsigned)r.status, resp);
+		MHD_destroy_response(resp);
+	}
+	sb_http_resp_clear(&r);
+	return rc;
+}
+
+static int start_metrics(struct sb_http *h, struct sb_error *err)
+{
+	struct sockaddr_storage ss;
+	sb_http_sockaddr(&h->opt.metrics_bind, &ss);
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG |
+			 (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0);
+	h->metrics = MHD_start_daemon(flags, 0, NULL, NULL, on_metrics, h, MHD_OPTION_SOCK_ADDR, &ss,
+				      MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h, MHD_OPTION_CONNECTION_LIMIT, 16u,
+				      MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_END);
+	if (!h->metrics)
+		return sb_fail(err, "cannot serve the metrics on %s port %u (in use, or not an address of this machine?)",
+			       h->opt.metrics_bind.addr, h->opt.metrics_bind.port);
+	return 0;
+}
+
 /* The gate's connections waiting for their headers: a descriptor each,
  * half of what this process may open, within 64..1024. */
 static unsigned max_pending(void)
@@ -383,6 +434,8 @@ struct sb_http *sb_http_start(const struct sb_http_options *o, struct sb_mcp_ser
 		rc = -1;
 	if (rc == 0)
 		rc = start_daemon(h, err);
+	if (rc == 0 && o->metrics_listen)
+		rc = start_metrics(h, err);
 	if (rc < 0) {
 		sb_http_stop(h);
 		return NULL;
@@ -418,6 +471,8 @@ void sb_http_stop(struct sb_http *h)
 		return;
 	sb_metrics_collector_remove(collect, h);
 	atomic_store(&h->stopping, true);
+	if (h->metrics)
+		MHD_stop_daemon(h->metrics);
 	sb_http_gate_stop(h->gate); /* no more hand-overs to the daemon */
 	if (h->daemon)
 		MHD_stop_daemon(h->daemon); /* ends every connection; their calls are cancelled */

@@ -234,9 +234,7 @@ static struct sb_http_session *session_open(struct sb_http_core *h, struct sb_ht
 	return s;
 }
 
-/* GET /health: for routers and orchestrators, with no token and no
- * Host check (HAProxy's check sends none); it says nothing secret. */
-static void health(struct sb_http_core *h, struct sb_http_resp *r)
+void sb_http_core_health(struct sb_http_core *h, struct sb_http_resp *r)
 {
 	struct sb_http_health st = {.instance = h->instance};
 	pthread_mutex_lock(&h->lock);
@@ -259,7 +257,7 @@ int sb_http_core_head(struct sb_http_core *h, const struct sb_http_req *q, struc
 			r->allow = "GET, HEAD";
 			sb_http_refuse(r, 405, SB_RPC_INVALID_REQUEST, NULL, "Method Not Allowed: GET /health");
 		} else {
-			health(h, r);
+			sb_http_core_health(h, r);
 		}
 		return -1;
 	}

@@ -107,6 +107,11 @@ void sb_http_core_end(struct sb_http_core *h, struct sb_http_ticket *t);
 /* Housekeeping, about once a second: end sessions idle too long. */
 void sb_http_core_tick(struct sb_http_core *h);
 
+/* GET /health: for routers and orchestrators, with no token and no Host
+ * check (HAProxy's check sends none); it says nothing secret
+ * (transport/http_ops.h). */
+void sb_http_core_health(struct sb_http_core *h, struct sb_http_resp *r);
+
 /* Draining: from now on /health says so (404, which HAProxy's
  * http-check disable-on-404 reads as "only requests that name this
  * instance"), an initialize opens no session (503), and every answer

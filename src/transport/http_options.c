@@ -32,6 +32,11 @@ void sb_http_options_defaults(struct sb_http_options *o)
 
 int sb_http_parse_listen(const char *spec, struct sb_http_options *o, struct sb_error *err)
 {
+	return sb_http_parse_bind("--http", spec, &o->bind, err);
+}
+
+int sb_http_parse_bind(const char *flag, const char *spec, struct sb_http_bind *b, struct sb_error *err)
+{
 	char host[64] = "127.0.0.1";
 	const char *port = spec;
 	const char *colon = strrchr(spec, ':');
@@ -41,7 +46,7 @@ int sb_http_parse_listen(const char *spec, struct sb_http_options *o, struct sb_
 		if (n >= 2 && h[0] == '[' && h[n - 1] == ']')
 			h++, n -= 2;
 		if (n == 0 || n >= sizeof host)
-			return sb_fail(err, "--http %s: the address is empty or too long", spec);
+			return sb_fail(err, "%s %s: the address is empty or too long", flag, spec);
 		memcpy(host, h, n);
 		host[n] = '\0';
 		port = colon + 1;
@@ -50,13 +55,12 @@ int sb_http_parse_listen(const char *spec, struct sb_http_options *o, struct sb_
 	errno = 0;
 	unsigned long p = strtoul(port, &end, 10);
 	if (!*port || *end || errno || p > 65535)
-		return sb_fail(err, "--http %s: the port must be a number from 0 to 65535", spec),
-		       sb_hint(err, "for example --http 8080 or --http 127.0.0.1:8080");
+		return sb_fail(err, "%s %s: the port must be a number from 0 to 65535", flag, spec),
+		       sb_hint(err, "for example %s 8080 or %s 127.0.0.1:8080", flag, flag);
 	if (!strcmp(host, "localhost"))
 		snprintf(host, sizeof host, "127.0.0.1");
 	struct in_addr a4;
 	struct in6_addr a6;
-	struct sb_http_bind *b = &o->bind;
 	if (inet_pton(AF_INET, host, &a4) == 1) {
 		b->loopback = (ntohl(a4.s_addr) >> 24) == 127;
 		b->wildcard = a4.s_addr == htonl(INADDR_ANY);
@@ -64,7 +68,7 @@ int sb_http_parse_listen(const char *spec, struct sb_http_options *o, struct sb_
 		b->loopback = IN6_IS_ADDR_LOOPBACK(&a6);
 		b->wildcard = IN6_IS_ADDR_UNSPECIFIED(&a6);
 	} else {
-		return sb_fail(err, "--http %s: '%s' is not an IP address", spec, host),
+		return sb_fail(err, "%s %s: '%s' is not an IP address", flag, spec, host),
 		       sb_hint(err, "give a numeric address (127.0.0.1, ::1, 0.0.0.0) or localhost");
 	}
 	snprintf(b->addr, sizeof b->addr, "%s", host);
@@ -82,6 +86,9 @@ int sb_http_check_options(const struct sb_http_options *o, struct sb_error *err)
 		return sb_fail(err, "%s is not a loopback address", o->bind.addr),
 		       sb_hint(err, "listening beyond this machine needs --allow-remote (and TLS: --tls-cert/--tls-key, "
 				    "or a TLS reverse proxy; docs/DEPLOY.md)");
+	if (o->metrics_listen && !o->metrics_bind.loopback && !o->allow_remote)
+		return sb_fail(err, "--metrics-listen %s is not a loopback address", o->metrics_bind.addr),
+		       sb_hint(err, "serving the metrics beyond this machine needs --allow-remote");
 	if (o->no_auth && !o->bind.loopback)
 		return sb_fail(err, "--insecure-no-auth is allowed only on a loopback address (127.0.0.1 or ::1)"),
 		       sb_hint(err, "anyone who can reach %s could run code; use a token", o->bind.addr);

@@ -23,6 +23,8 @@ struct sb_http_options {
 	unsigned request_timeout_s;       /* to send one whole request */
 	unsigned idle_timeout_s;          /* a connection with no traffic */
 	char instance[SB_INSTANCE_MAX + 1]; /* named by the Mcp-Session-Ids handed out */
+	bool metrics_listen;              /* --metrics-listen: /metrics and /health on metrics_bind too */
+	struct sb_http_bind metrics_bind;
 };
 
 #define SB_HTTP_MAX_CONNECTIONS 256
@@ -38,6 +40,8 @@ void sb_http_options_defaults(struct sb_http_options *o);
 /* Parse "[ADDR:]PORT" ("8080", "127.0.0.1:8080", "[::1]:8080",
  * "0.0.0.0:8080", "localhost:8080") into o->bind. */
 int sb_http_parse_listen(const char *spec, struct sb_http_options *o, struct sb_error *err);
+/* The same into b (flag: the option's name, for errors). */
+int sb_http_parse_bind(const char *flag, const char *spec, struct sb_http_bind *b, struct sb_error *err);
 
 /* 0 if the options may be used together and on this address (e.g. a
  * non-loopback address needs allow_remote), else -1 naming the problem and

@@ -68,7 +68,8 @@ export async function startServer({ args = [], env = {}, listen = '127.0.0.1:0' 
     stderr: () => err,
     exited,
     async stop() {
-      if (proc.exitCode === null) proc.kill('SIGTERM');
+      // SIGINT: at once (SIGTERM drains first: tests/scale).
+      if (proc.exitCode === null) proc.kill('SIGINT');
       const r = await exited;
       assert.doesNotMatch(err, /ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:/, err);
       return r;
@@ -95,9 +96,14 @@ export function modernHeaders(msg, token, extra = {}) {
     Accept: 'application/json, text/event-stream',
     'MCP-Protocol-Version': MODERN,
     'Mcp-Method': msg.method,
-    ...extra,
   };
   if (msg.params?.name) h['Mcp-Name'] = msg.params.name;
+  // As a conforming client does for the arguments sagebox marks with
+  // x-mcp-header (a test that sends others gives them in extra).
+  const args = msg.method === 'tools/call' ? msg.params?.arguments || {} : {};
+  if (typeof args.session_id === 'string') h['Mcp-Param-Session-Id'] = args.session_id;
+  if (typeof args.job_id === 'string') h['Mcp-Param-Job-Id'] = args.job_id;
+  Object.assign(h, extra);
   if (token) h.Authorization = `Bearer ${token}`;
   return h;
 }
