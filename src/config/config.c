@@ -61,6 +61,7 @@ static const struct setting settings[] = {
 	{"service_idle_seconds", K_UINT, "1-86400 (seconds)", "the service exits after this long with no client, job or session", 1, 86400, F(service_idle_s)},
 	{"instance", K_INSTANCE, "[a-z0-9-]{1,32}, empty for the host name", "this server's name among several behind a router: every session, job and task id names it, so the router sends a request to the instance that holds its id", 0, 0, F(instance)},
 	{"drain_timeout", K_UINT, "1-86400 (seconds)", "on SIGTERM or sagebox mcp --drain, how long open sessions and calls may go on while no new ones are taken; then they end", 1, 86400, F(drain_timeout_s)},
+	{"metrics_by_client", K_BOOL, "true|false (the flag alone: true)", "label the sessions and jobs in GET /metrics with each client's token name (off: client=\"all\"; the names then show in the metrics)", 0, 0, F(metrics_by_client)},
 	{"export_dir", K_DIR, "a host directory, empty for off", "file_export copies workspace files here (new names, never overwriting)", 0, 0, F(export_dir)},
 };
 #define N_SETTINGS (sizeof settings / sizeof settings[0])
@@ -547,6 +548,7 @@ json_t *sb_config_to_json(const struct sb_config *c)
 	json_object_update_new(o, json_pack("{s:b, s:I, s:s, s:I}", "service", c->service, "service_idle_seconds",
 					    (json_int_t)c->service_idle_s, "instance", sb_config_instance(c), "drain_timeout",
 					    (json_int_t)c->drain_timeout_s));
+	json_object_set_new(o, "metrics_by_client", json_boolean(c->metrics_by_client));
 	json_object_update_new(o, json_pack("{s:I, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:o, s:s, s:s}", "max_sessions",
 					    (json_int_t)c->max_sessions, "max_sessions_total",
 					    (json_int_t)c->max_sessions_total, "session_idle_minutes",

@@ -60,6 +60,7 @@ struct sb_config {
 	/* Many instances behind a router (docs/DEPLOY.md). */
 	char instance[SB_INSTANCE_MAX + 1]; /* named in every handle; "" the host name */
 	unsigned drain_timeout_s;      /* SIGTERM or --drain: the longest open work is waited for */
+	bool metrics_by_client;        /* label sessions' and jobs' gauges by the client's (token's) name */
 };
 
 /* Defaults only. */

@@ -56,6 +56,9 @@ struct family {
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* One render at a time (a collector clears and sets its gauges anew), and
+ * a collector removed is called no more once its removal returns. */
+static pthread_mutex_t rendering = PTHREAD_MUTEX_INITIALIZER;
 static struct family fams[SB_M_COUNT];
 static struct {
 	sb_metric_collector fn;
@@ -162,11 +165,13 @@ void sb_metrics_collector_add(sb_metric_collector fn, void *ctx)
 
 void sb_metrics_collector_remove(sb_metric_collector fn, void *ctx)
 {
+	pthread_mutex_lock(&rendering);
 	pthread_mutex_lock(&lock);
 	for (size_t i = 0; i < sizeof collectors / sizeof *collectors; i++)
 		if (collectors[i].fn == fn && collectors[i].ctx == ctx)
 			collectors[i].fn = NULL;
 	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&rendering);
 }
 
 /* A label value as the text format wants it: \ " and newline escaped. */
@@ -242,6 +247,7 @@ static void render_family(struct sb_buf *b, const struct def *d, const struct fa
 
 char *sb_metrics_render(void)
 {
+	pthread_mutex_lock(&rendering);
 	struct {
 		sb_metric_collector fn;
 		void *ctx;
@@ -257,6 +263,7 @@ char *sb_metrics_render(void)
 	for (int m = 0; m < SB_M_COUNT; m++)
 		render_family(&b, &defs[m], &fams[m]);
 	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&rendering);
 	return b.data;
 }
 

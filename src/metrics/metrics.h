@@ -49,7 +49,8 @@ void sb_metric_observe(enum sb_metric m, double v, const char *const *labels);
 void sb_metric_clear(enum sb_metric m);
 
 /* A function that sets gauges from the state of the moment, called at
- * each render (outside the metrics' lock). At most 8. */
+ * each render (outside the metrics' lock). At most 8. Once remove returns,
+ * fn is not called again (a render under way finishes first). */
 typedef void (*sb_metric_collector)(void *ctx);
 void sb_metrics_collector_add(sb_metric_collector fn, void *ctx);
 void sb_metrics_collector_remove(sb_metric_collector fn, void *ctx);

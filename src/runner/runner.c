@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "metrics/metrics.h"
 #include "packages/packages.h"
 #include "runner/capture.h"
 #include "runner/warm/driver_code.h"
@@ -61,6 +62,23 @@ struct sb_backend *sb_runner_backend_open(const struct sb_config *cfg, struct sb
 	return sb_backend_open(cfg->backend, &s, err);
 }
 
+/* The runner's gauges, at each scrape (metrics/metrics.h): the warm
+ * workers, the spares, sessions and background jobs (started ones only:
+ * nothing starts for a scrape). */
+static void collect(void *ctx)
+{
+	struct sb_runner *r = ctx;
+	if (r->pool)
+		sb_pool_metrics(r->pool);
+	pthread_mutex_lock(&r->sessions_lock);
+	struct sb_sessions *ss = r->sessions;
+	pthread_mutex_unlock(&r->sessions_lock);
+	if (ss) {
+		sb_sessions_metrics(ss, r->cfg.metrics_by_client);
+		sb_jobs_metrics(ss, r->cfg.metrics_by_client);
+	}
+}
+
 struct sb_runner *sb_runner_new(const struct sb_config *cfg, struct sb_error *err)
 {
 	struct sb_runner *r = calloc(1, sizeof *r);
@@ -103,6 +121,7 @@ struct sb_runner *sb_runner_new(const struct sb_config *cfg, struct sb_error *er
 			return NULL;
 		}
 	}
+	sb_metrics_collector_add(collect, r);
 	return r;
 }
 
@@ -110,6 +129,7 @@ void sb_runner_free(struct sb_runner *r)
 {
 	if (!r)
 		return;
+	sb_metrics_collector_remove(collect, r);
 	/* Sessions and jobs end first: nothing of them outlives sagebox. */
 	sb_sessions_free(r->sessions);
 	pthread_mutex_destroy(&r->sessions_lock);

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "metrics/metrics.h"
 #include "sandbox/user_resources.h"
 #include "util/fd.h"
 
@@ -122,7 +123,10 @@ int sb_backend_spawn(const struct sb_backend *be, const struct sb_sandbox_req *r
 		     struct sb_error *err)
 {
 	sb->backend = be;
-	return be->type->ops->spawn(be->self, req, sb, err);
+	int rc = be->type->ops->spawn(be->self, req, sb, err);
+	if (rc < 0)
+		sb_metric_add(SB_M_SANDBOX_START_FAILURES, 1, (const char *[]){be->type->name});
+	return rc;
 }
 
 void sb_backend_kill(struct sb_sandbox *sb)

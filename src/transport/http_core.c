@@ -262,7 +262,6 @@ int sb_http_core_head(struct sb_http_core *h, const struct sb_http_req *q, struc
 		return -1;
 	}
 	pthread_mutex_lock(&h->lock);
-	h->last_ms = sb_now_ms();
 	r->close = h->draining; /* a router's kept connection moves to another instance */
 	pthread_mutex_unlock(&h->lock);
 	if (sb_http_check_host(h->bind, hdr(q, "Host"), why, sizeof why) < 0 ||
@@ -275,6 +274,11 @@ int sb_http_core_head(struct sb_http_core *h, const struct sb_http_req *q, struc
 	if (strcmp(q->path, "/mcp") && !metrics) {
 		sb_http_refuse(r, 404, SB_RPC_INVALID_REQUEST, NULL, "Not Found: the MCP endpoint is /mcp");
 		return -1;
+	}
+	if (!metrics) { /* the drain waits for MCP's requests, not for scrapes */
+		pthread_mutex_lock(&h->lock);
+		h->last_ms = sb_now_ms();
+		pthread_mutex_unlock(&h->lock);
 	}
 	struct sb_http_owner *o = authenticate(h, q);
 	if (!o) {

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "metrics/metrics.h"
 #include "runner/jobs/joblog.h"
 #include "runner/sessions/sess_feed.h"
 #include "runner/sessions/sessreg.h"
@@ -481,4 +482,18 @@ void jobs_stop_all(struct sb_sessions *ss)
 		pthread_join(j->thread, NULL);
 		job_free(j);
 	}
+}
+
+void sb_jobs_metrics(struct sb_sessions *ss, bool by_client)
+{
+	sb_metric_clear(SB_M_JOBS_RUNNING);
+	for (int l = 0; l < 3; l++)
+		if (!by_client)
+			sb_metric_set(SB_M_JOBS_RUNNING, 0, (const char *[]){sb_lang_name((enum sb_lang)l), "all"});
+	pthread_mutex_lock(&ss->reg.lock);
+	for (struct bjob *j = FIRST(ss); j; j = NEXT(j))
+		if (running(j))
+			sb_metric_add(SB_M_JOBS_RUNNING, 1,
+				      (const char *[]){sb_lang_name(j->lang), by_client ? j->reg.owner : "all"});
+	pthread_mutex_unlock(&ss->reg.lock);
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "metrics/metrics.h"
 #include "util/clock.h"
 
 /* ---- ids */
@@ -224,6 +225,21 @@ int reg_get(struct sb_registry *r, const char *owner, const char *id, struct ses
 	sb_fail(err, "unknown session id '%.80s': no open session of yours has it", id ? id : "");
 	return sb_hint(err, "use an id that session_open returned (session_list shows them); sessions do not "
 			    "survive a restart of sagebox; open one with session_open");
+}
+
+/* ---- metrics */
+void reg_metrics(struct sb_registry *r, bool by_client)
+{
+	sb_metric_clear(SB_M_SESSIONS_OPEN);
+	for (int l = 0; l < 3; l++) /* every language has a series, 0 or not */
+		if (!by_client)
+			sb_metric_set(SB_M_SESSIONS_OPEN, 0, (const char *[]){sb_lang_name((enum sb_lang)l), "all"});
+	pthread_mutex_lock(&r->lock);
+	for (struct sess *s = r->sessions; s; s = s->next)
+		if (!s->anonymous)
+			sb_metric_add(SB_M_SESSIONS_OPEN, 1,
+				      (const char *[]){sb_lang_name(s->lang), by_client ? s->owner : "all"});
+	pthread_mutex_unlock(&r->lock);
 }
 
 /* ---- new sessions */

@@ -97,6 +97,10 @@ bool reg_job_in_locked(struct sb_registry *r, const struct sess *s);
 /* The ids of the jobs running in session_id, appended to into. */
 void reg_session_jobs(struct sb_registry *r, const char *session_id, json_t *into);
 
+/* The open sessions by language and client (by_client: the owner's name,
+ * else "all"), into the metrics. */
+void reg_metrics(struct sb_registry *r, bool by_client);
+
 /* The session id of owner's, with a reference; or -1 and err saying why
  * not (unknown, expired, closed: the same words for another client's). */
 int reg_get(struct sb_registry *r, const char *owner, const char *id, struct sess **out, struct sb_error *err);

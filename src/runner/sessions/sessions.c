@@ -246,3 +246,9 @@ int sb_session_run(struct sb_sessions *ss, const char *owner, const char *id, co
 	reg_put(&ss->reg, s);
 	return 0;
 }
+
+void sb_sessions_metrics(struct sb_sessions *ss, bool by_client)
+{
+	reg_metrics(&ss->reg, by_client);
+	sb_spares_metrics(ss->spares);
+}

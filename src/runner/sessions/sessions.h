@@ -114,4 +114,11 @@ json_t *sb_job_output(struct sb_sessions *ss, const char *owner, const char *id,
 		      struct sb_error *err);
 int sb_job_cancel(struct sb_sessions *ss, const char *owner, const char *id, struct sb_error *err);
 
+/* ---- metrics (metrics/metrics.h), by language and client (by_client:
+ * the owner's name, else "all") */
+/* Open sessions, and the spares ready (sessions.c). */
+void sb_sessions_metrics(struct sb_sessions *ss, bool by_client);
+/* Background jobs queued or running (jobs/jobs.c). */
+void sb_jobs_metrics(struct sb_sessions *ss, bool by_client);
+
 #endif

@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "metrics/metrics.h"
 #include "runner/sessions/sess.h"
 #include "util/clock.h"
 
@@ -151,4 +152,15 @@ struct sess *sb_spares_take(struct sb_spares *sp, enum sb_lang lang, int (*claim
 	}
 	pthread_mutex_unlock(&sp->lock);
 	return s;
+}
+
+void sb_spares_metrics(struct sb_spares *sp)
+{
+	unsigned ready[3];
+	pthread_mutex_lock(&sp->lock);
+	for (int l = 0; l < 3; l++)
+		ready[l] = sp->by_lang[l].ready != NULL;
+	pthread_mutex_unlock(&sp->lock);
+	for (int l = 0; l < 3; l++)
+		sb_metric_set(SB_M_SPARES, ready[l], (const char *[]){sb_lang_name((enum sb_lang)l)});
 }

@@ -52,4 +52,7 @@ void sb_spares_free(struct sb_spares *sp);
 struct sess *sb_spares_take(struct sb_spares *sp, enum sb_lang lang, int (*claim)(void *ctx, struct sess *s,
 			    struct sb_error *err), void *ctx, bool *from_spare, struct sb_error *err);
 
+/* The spares ready now, by language, into the metrics. */
+void sb_spares_metrics(struct sb_spares *sp);
+
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "metrics/metrics.h"
 #include "runner/sessions/spares.h"
 #include "util/clock.h"
 
@@ -252,14 +253,18 @@ static void keep(struct sb_pool *p)
 		next = s->next;
 		if (s->state != SLOT_IDLE)
 			continue;
-		bool drop = !sb_worker_idle_ok(s->w) || due(p, s->w, now, false);
+		bool lost = !sb_worker_idle_ok(s->w);
+		bool drop = lost || due(p, s->w, now, false);
 		if (!drop && !s->retiring && due(p, s->w, now, true))
 			s->retiring = true;
 		if (!drop && s->retiring && count(p, s->k, SLOT_IDLE, false) > 0)
 			drop = true; /* its replacement is ready */
+		bool shrink = false;
 		if (!drop && !s->retiring && now >= s->idle_since + SHRINK_IDLE_MS &&
 		    count(p, s->k, -1, false) > s->k->want)
-			drop = true;
+			drop = shrink = true;
+		if (drop && !shrink)
+			sb_metric_add(SB_M_WORKER_REPLACEMENTS, 1, (const char *[]){lost ? "lost" : "recycled"});
 		if (drop) {
 			unlink_slot(p, s);
 			destroy_async(p, s->w);
@@ -453,6 +458,8 @@ void sb_pool_release(struct sb_pool *p, struct sb_worker *w, bool reusable)
 		 * until its replacement is ready (the keeper then drops it). */
 		if (!reusable || p->closing || due(p, w, sb_now_ms(), false)) {
 			struct keyent *k = s->k;
+			if (!p->closing)
+				sb_metric_add(SB_M_WORKER_REPLACEMENTS, 1, (const char *[]){reusable ? "recycled" : "lost"});
 			unlink_slot(p, s);
 			free(s);
 			destroy_async(p, w);
@@ -488,4 +495,18 @@ json_t *sb_pool_status(struct sb_pool *p)
 			json_object_set_new(o, "last_start_error", json_string(k->backoff.err.msg));
 	pthread_mutex_unlock(&p->mu);
 	return o;
+}
+
+void sb_pool_metrics(struct sb_pool *p)
+{
+	static const char *const states[] = {"starting", "idle", "busy"};
+	unsigned n[2][3] = {{0}};
+	pthread_mutex_lock(&p->mu);
+	for (struct slot *s = p->slots; s; s = s->next)
+		n[s->w->kind == SB_WKIND_SAGE ? 0 : 1][s->state]++;
+	pthread_mutex_unlock(&p->mu);
+	for (int k = 0; k < 2; k++)
+		for (int st = 0; st < 3; st++)
+			sb_metric_set(SB_M_WARM_WORKERS, n[k][st],
+				      (const char *[]){sb_wkind_name(k ? SB_WKIND_PLAIN : SB_WKIND_SAGE), states[st]});
 }

@@ -38,5 +38,7 @@ struct sb_worker *sb_pool_acquire(struct sb_pool *p, enum sb_lang lang, const st
 /* Give the worker back; reusable=false: it is killed and replaced. */
 void sb_pool_release(struct sb_pool *p, struct sb_worker *w, bool reusable);
 json_t *sb_pool_status(struct sb_pool *p);
+/* Its workers by kind and state, into the metrics (metrics/metrics.h). */
+void sb_pool_metrics(struct sb_pool *p);
 
 #endif
