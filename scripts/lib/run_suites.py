@@ -40,7 +40,7 @@ ESTIMATE = {
     "doctest": 150, "warm": 140, "sandbox-fresh": 137, "sandbox-session": 121,
     "podman-official-layout": 120, "sandbox-network": 97, "mcp": 86, "sandbox": 78,
     "driver": 66, "network": 42, "service": 35, "packages": 33, "cli-fresh": 23,
-    "cli": 23, "lmstudio": 19, "viewer": 16, "unit": 15, "docs": 60, "history": 1, "pages": 1,
+    "scale": 65, "cli": 23, "lmstudio": 19, "viewer": 16, "unit": 15, "docs": 60, "history": 1, "pages": 1,
 }
 SLOWER = {"asan": 1.4}
 TAIL = 200  # lines of a failed test's output printed here
