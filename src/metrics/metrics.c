@@ -37,7 +37,6 @@ static const struct def {
 	[SB_M_SPARES] = {"sagebox_session_spares", GAUGE, "Session sandboxes started ahead and ready for the next session_open, by language.", {"lang"}},
 	[SB_M_WORKER_REPLACEMENTS] = {"sagebox_warm_worker_replacements_total", COUNTER, "Warm workers replaced, by reason (recycled: their job or age limit; lost: died, misbehaved or killed for a job).", {"reason"}},
 	[SB_M_SANDBOX_START_FAILURES] = {"sagebox_sandbox_start_failures_total", COUNTER, "Sandboxes (workers, sessions, fresh calls) that failed to start, by backend.", {"backend"}},
-	[SB_M_PROXY_CONNECTIONS] = {"sagebox_proxy_connections_total", COUNTER, "Connections from sandboxes through the network proxy, by verdict (allowed, refused).", {"verdict"}},
 	[SB_M_RESIDENT_BYTES] = {"process_resident_memory_bytes", GAUGE, "Resident memory of the sagebox server process.", {NULL}},
 	[SB_M_SANDBOX_RESIDENT_BYTES] = {"sagebox_sandbox_resident_memory_bytes", GAUGE, "Resident memory of the server's child processes (sandboxes, workers, the proxy), summed per process: pages they share are counted once per process.", {NULL}},
 	[SB_M_DRAINING] = {"sagebox_draining", GAUGE, "1 while the instance drains (SIGTERM or sagebox mcp --drain): no new sessions or jobs.", {NULL}},

@@ -33,7 +33,6 @@ enum sb_metric {
 	SB_M_SPARES,                /* gauge {lang}: ready session sandboxes */
 	SB_M_WORKER_REPLACEMENTS,   /* counter {reason} */
 	SB_M_SANDBOX_START_FAILURES, /* counter {backend} */
-	SB_M_PROXY_CONNECTIONS,     /* counter {verdict} */
 	SB_M_RESIDENT_BYTES,        /* gauge: this process's resident memory */
 	SB_M_SANDBOX_RESIDENT_BYTES, /* gauge: its sandboxes' processes' resident memory, summed */
 	SB_M_DRAINING,              /* gauge: 1 while draining */
