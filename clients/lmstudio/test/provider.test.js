@@ -117,7 +117,7 @@ test("sessions off: sagebox refuses session_open", async () => {
   const on = await toolsProvider(controller({ sessions: true }));
   const opened = await call(on, "session_open", {});
   assert.doesNotMatch(opened, /^Error/);
-  const id = /s_[0-9a-f_]+/.exec(opened)[0];
+  const id = /s_[a-z0-9-]+_[0-9a-f]{32}/.exec(opened)[0];
   assert.doesNotMatch(await call(on, "session_close", { session_id: id }), /^Error/);
 });
 
