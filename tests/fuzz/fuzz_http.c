@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "config/config.h"
+#include "core/handle.h"
 #include "mcp/mcp.h"
 #include "transport/http_core.h"
 
@@ -66,7 +67,7 @@ static const char *header(void *hctx, const char *name)
 /* value with $A, $B and $S replaced (a new string). */
 static char *expand(const char *v, size_t n, const char *sid)
 {
-	size_t cap = n * 40 + 1;
+	size_t cap = n * SB_HANDLE_LEN + 1; /* "$S" (2 bytes) grows the most */
 	char *out = malloc(cap), *o = out;
 	if (!out)
 		abort();
@@ -95,7 +96,7 @@ static char who(const struct request *q)
 }
 
 struct session {
-	char id[40];
+	char id[SB_HANDLE_LEN];
 	char owner;
 };
 
@@ -114,10 +115,10 @@ static void check_answer(const struct sb_http_resp *r)
 			abort();
 		json_decref(j);
 	}
-	if (r->session_id[0]) {
-		if (strlen(r->session_id) != 32 || strspn(r->session_id, "0123456789abcdef") != 32)
-			abort();
-	}
+	/* A session id the server hands out is a handle naming this instance. */
+	char inst[SB_INSTANCE_MAX + 1];
+	if (r->session_id[0] && (!sb_handle_parse(r->session_id, SB_HANDLE_HTTP, inst) || strcmp(inst, "fuzz")))
+		abort();
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -212,7 +213,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	struct session sessions[MAX_SESSIONS];
 	size_t nsessions = 0;
-	char sid[40] = "";
+	char sid[SB_HANDLE_LEN] = "";
 
 	const char *p = (const char *)data, *end = p + size;
 	while (p < end) {
