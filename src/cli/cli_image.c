@@ -11,7 +11,8 @@
 
 #include "core/exit_status.h"
 #include "cli/cli.h"
-#include "runner/runner.h"
+#include "runner/backend.h"
+#include "sandbox/registry.h"
 #include "sandbox/sandbox.h"
 
 #define IMG_DEFAULT_TAG "localhost/sagebox-sage:deb12"

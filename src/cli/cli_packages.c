@@ -28,7 +28,7 @@
 #include "net/proxy.h"
 #include "packages/packages.h"
 #include "runner/sage/locate.h"
-#include "runner/runner.h"
+#include "runner/backend.h"
 #include "sandbox/native/native.h"
 #include "sandbox/registry.h"
 #include "util/fd.h"

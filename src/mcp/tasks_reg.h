@@ -13,6 +13,7 @@
 
 #include "mcp/server.h"
 #include "mcp/tasks.h"
+#include "runner/jobs/jobs.h"
 #include "runner/sessions/sessions.h"
 
 enum tstate { T_WORKING, T_COMPLETED, T_FAILED, T_CANCELLED };

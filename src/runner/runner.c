@@ -5,15 +5,17 @@
 #include <string.h>
 
 #include "metrics/metrics.h"
+#include "net/spawn.h"
 #include "packages/packages.h"
+#include "runner/backend.h"
 #include "runner/capture.h"
+#include "runner/jobs/jobs.h"
+#include "runner/sage/locate.h"
+#include "runner/sessions/sessions.h"
 #include "runner/warm/driver_code.h"
 #include "runner/warm/fresh.h"
-#include "runner/sage/locate.h"
 #include "runner/warm/pool.h"
-#include "runner/sessions/sessions.h"
 #include "runner/warm/warm.h"
-#include "net/spawn.h"
 #include "sandbox/sandbox.h"
 
 struct sb_runner {
@@ -27,40 +29,6 @@ struct sb_runner {
 	bool python_ok;               /* found; else python_err says why */
 	struct sb_error python_err;
 };
-
-void sb_runner_backend_settings(const struct sb_config *cfg, struct sb_backend_settings *s)
-{
-	memset(s, 0, sizeof *s);
-	s->limits = cfg->limits;
-	s->sandbox_user = cfg->sandbox_user;
-	s->engine = cfg->podman;
-	s->image = cfg->image;
-	s->container_user = cfg->container_user;
-	s->shares = (const char (*)[PATH_MAX])cfg->shares;
-	s->n_shares = cfg->n_shares;
-	/* Only a directory, empty or not, that the sandbox user can read and
-	 * others cannot write: otherwise sandboxes are as they were without
-	 * it. Empty too: what `packages add` puts there later shows live. */
-	char why[PATH_MAX + 128];
-	if (sb_packages_dir(s->packages, sizeof s->packages, NULL) != 0 ||
-	    !sb_packages_bindable(s->packages, why, sizeof why))
-		s->packages[0] = '\0';
-	/* The runner's policy: idle warm workers of both kinds, every job
-	 * slot, and one client's sessions (fewer when the total of all
-	 * clients is lower) with a spare per language. */
-	unsigned sessions = cfg->max_sessions < cfg->max_sessions_total ? cfg->max_sessions : cfg->max_sessions_total;
-	s->max_sandboxes = cfg->pool_size * 2 + cfg->max_concurrent + sessions + 3;
-	s->commands[0].name = "sage", s->commands[0].path = cfg->sage;
-	s->commands[1].name = "python", s->commands[1].path = cfg->python;
-	s->commands[2].name = "shell", s->commands[2].path = cfg->shell;
-}
-
-struct sb_backend *sb_runner_backend_open(const struct sb_config *cfg, struct sb_error *err)
-{
-	struct sb_backend_settings s;
-	sb_runner_backend_settings(cfg, &s);
-	return sb_backend_open(cfg->backend, &s, err);
-}
 
 /* The runner's gauges, at each scrape (metrics/metrics.h): the warm
  * workers, the spares, sessions and background jobs (started ones only:
@@ -162,7 +130,7 @@ struct sb_sessions *sb_runner_sessions(struct sb_runner *r, struct sb_error *err
 		return NULL;
 	pthread_mutex_lock(&r->sessions_lock);
 	if (!r->sessions)
-		r->sessions = sb_sessions_new(&r->cfg, r->backend);
+		r->sessions = sb_sessions_new(&r->cfg, r->backend, &sb_jobs_tenant);
 	struct sb_sessions *ss = r->sessions;
 	pthread_mutex_unlock(&r->sessions_lock);
 	if (!ss)

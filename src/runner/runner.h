@@ -13,58 +13,10 @@
 #include "core/handle.h"
 #include "core/job.h"
 #include "core/result.h"
+#include "runner/hooks.h"
 #include "util/error.h"
 
 struct sb_runner;
-struct sb_sink;
-struct sb_sup;
-
-struct sb_progress {
-	uint64_t elapsed_ms;
-	uint64_t stdout_bytes, stderr_bytes;  /* written so far */
-	const char *stdout_tail;              /* last bytes of stdout so far (valid UTF-8) */
-	size_t stdout_tail_len;
-};
-
-struct sb_run_hooks {
-	/* Called from the job's thread about every progress_interval_ms while
-	 * the job runs (not at all when NULL). */
-	void (*progress)(void *ctx, const struct sb_progress *p);
-	void *ctx;
-	unsigned progress_interval_ms; /* 0: the supervisor's default (supervise.c) */
-	/* When this fd becomes readable the job is cancelled: its sandbox is
-	 * killed and the result has cancelled=true. -1: not cancellable. */
-	int cancel_fd;
-	/* Called from the job's thread with the job's supervisor when it
-	 * starts, and with NULL when it ends (again per attempt when a warm job
-	 * is retried). In between, another thread may call sb_sup_status(s)
-	 * (runner/supervise.h) on it, under a lock it shares with this hook.
-	 * NULL: not called. */
-	void (*watch)(void *ctx, const struct sb_sup *s);
-	/* A session run (sb_session_run) calls it once it has the session's
-	 * turn, before anything runs: the caller takes its job slot there, so
-	 * that a call waiting behind its session's busy turn holds none. false:
-	 * the call was cancelled meanwhile (nothing runs). NULL: not called. */
-	bool (*admit)(void *ctx);
-};
-
-/* What a backend is opened with (sandbox/sandbox.h), from the settings:
- * the runner's policy, e.g. how many sandboxes may exist at once. */
-struct sb_backend;
-struct sb_backend_settings;
-void sb_runner_backend_settings(const struct sb_config *cfg, struct sb_backend_settings *s);
-/* The backend cfg names, opened with those settings (NULL with err). */
-struct sb_backend *sb_runner_backend_open(const struct sb_config *cfg, struct sb_error *err);
-
-#define SB_SESSION_ID_LEN SB_HANDLE_LEN /* a handle (core/handle.h): s_ or j_, the instance, 32 hex digits */
-
-/* What a call in a session did to the session, besides its result. */
-struct sb_session_verdict {
-	bool interrupted;      /* it was interrupted (timeout, cancel, flood) */
-	bool restarted;        /* the interpreter was restarted: variables gone */
-	bool closed;           /* the session itself ended (it stopped answering) */
-	char reason[400];      /* why, when restarted or closed */
-};
 
 /* What sb_runner_run gives back, by the job's kind. */
 struct sb_run_out {

@@ -41,7 +41,7 @@
 #include <stdint.h>
 
 #include "core/result.h"
-#include "runner/runner.h"
+#include "runner/hooks.h"
 
 /* ---- the policy: every time and cap the host holds a job to, defined once
  * (supervise.c). The warm worker is sent the values it applies inside the

@@ -6,6 +6,7 @@
 #define SAGEBOX_TOOLS_SESSIONS_H
 
 #include "core/handle.h"
+#include "runner/jobs/jobs.h"
 #include "runner/sessions/sessions.h"
 #include "tools/tool.h"
 

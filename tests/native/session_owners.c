@@ -12,6 +12,8 @@
 
 #include "check.h"
 #include "config/config.h"
+#include "runner/backend.h"
+#include "runner/jobs/jobs.h"
 #include "runner/sessions/sessions.h"
 #include "sandbox/sandbox.h"
 #include "session_run.h"
@@ -32,7 +34,7 @@ int main(void)
 	 * signal that ends the process (fresh-check at 7eaff46: killed by
 	 * SIGPIPE once, in 0.08 s). */
 	signal(SIGPIPE, SIG_IGN);
-	struct sb_sessions *ss = sb_sessions_new(&cfg, be);
+	struct sb_sessions *ss = sb_sessions_new(&cfg, be, &sb_jobs_tenant);
 	CHECK(ss != NULL);
 
 	struct sb_session_opened a;

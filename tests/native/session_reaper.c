@@ -15,6 +15,8 @@
 
 #include "check.h"
 #include "config/config.h"
+#include "runner/backend.h"
+#include "runner/jobs/jobs.h"
 #include "runner/sessions/sess.h"
 #include "runner/sessions/sessions.h"
 #include "runner/sessions/sessreg.h"
@@ -47,7 +49,7 @@ int main(void)
 		return 1;
 	}
 	signal(SIGPIPE, SIG_IGN); /* as `sagebox mcp` does (session_owners.c) */
-	struct sb_sessions *ss = sb_sessions_new(&cfg, be);
+	struct sb_sessions *ss = sb_sessions_new(&cfg, be, &sb_jobs_tenant);
 	CHECK(ss != NULL);
 	if (!ss)
 		return check_summary();

@@ -12,7 +12,7 @@
 
 #include "check.h"
 #include "config/config.h"
-#include "runner/runner.h"
+#include "runner/backend.h"
 #include "sandbox/sandbox.h"
 
 #define THREADS 8

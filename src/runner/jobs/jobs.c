@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "metrics/metrics.h"
+#include "runner/jobs/jobs.h"
 #include "runner/jobs/joblog.h"
 #include "runner/sessions/sess_feed.h"
 #include "runner/sessions/sessreg.h"
@@ -435,7 +436,7 @@ static void jobs_cap_logs_locked(struct sb_sessions *ss)
 /* Under the lock: forget finished jobs past their time, or past the most
  * kept per client, and keep their logs' total (jobs_cap_logs_locked). Their threads have ended (a finished job's thread only
  * drops its references after its state is final; join is quick). */
-void jobs_prune_locked(void *ctx, uint64_t now)
+static void jobs_prune_locked(void *ctx, uint64_t now)
 {
 	struct sb_sessions *ss = ctx;
 	for (struct reg_job **pp = &ss->reg.jobs; *pp;) {
@@ -454,7 +455,7 @@ void jobs_prune_locked(void *ctx, uint64_t now)
 	jobs_cap_logs_locked(ss);
 }
 
-void jobs_cancel_owner(struct sb_sessions *ss, const char *owner)
+static void jobs_cancel_owner(struct sb_sessions *ss, const char *owner)
 {
 	pthread_mutex_lock(&ss->reg.lock);
 	for (struct bjob *j = FIRST(ss); j; j = NEXT(j))
@@ -465,7 +466,7 @@ void jobs_cancel_owner(struct sb_sessions *ss, const char *owner)
 	pthread_mutex_unlock(&ss->reg.lock);
 }
 
-void jobs_stop_all(struct sb_sessions *ss)
+static void jobs_stop_all(struct sb_sessions *ss)
 {
 	pthread_mutex_lock(&ss->reg.lock);
 	struct bjob *all = FIRST(ss);
@@ -497,3 +498,9 @@ void sb_jobs_metrics(struct sb_sessions *ss, bool by_client)
 				      (const char *[]){sb_lang_name(j->lang), by_client ? j->reg.owner : "all"});
 	pthread_mutex_unlock(&ss->reg.lock);
 }
+
+const struct sb_sessions_tenant sb_jobs_tenant = {
+	.prune_locked = jobs_prune_locked,
+	.end_owner = jobs_cancel_owner,
+	.stop_all = jobs_stop_all,
+};

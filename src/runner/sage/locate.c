@@ -1,5 +1,4 @@
 #include "runner/sage/locate.h"
-#include "runner/runner.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,6 +6,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "runner/backend.h"
+#include "runner/sage/locate_ask.h"
+#include "runner/sage/locate_cache.h"
 #include "sandbox/registry.h"
 
 /* What the asked interpreter prints: one marked line of JSON. Importing

@@ -1,7 +1,7 @@
 /* runner/locate.c's question, asked: one command in a sandbox of a backend,
  * its output collected (bounded, with a deadline), its marked line of JSON
  * taken as the answer, or its last words kept for the error. */
-#include "runner/sage/locate.h"
+#include "runner/sage/locate_ask.h"
 
 #include <errno.h>
 #include <poll.h>

@@ -1,7 +1,7 @@
 /* The cache of runner/locate.c: $XDG_CACHE_HOME/sagebox/sage-python.json
  * (~/.cache/...), one object {key: answer}. Written whole to a temporary
  * file and renamed, so two sagebox processes never leave half a file. */
-#include "runner/sage/locate.h"
+#include "runner/sage/locate_cache.h"
 
 #include <errno.h>
 #include <fcntl.h>

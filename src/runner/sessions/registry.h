@@ -17,7 +17,7 @@
 
 #include "config/config.h"
 #include "runner/sessions/sess.h"
-#include "runner/sessions/sessions.h"
+#include "runner/hooks.h"
 #include "runner/sessions/spares.h"
 #include "util/error.h"
 

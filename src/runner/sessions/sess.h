@@ -29,7 +29,7 @@
 
 #include "config/config.h"
 #include "core/job.h"
-#include "runner/sessions/sessions.h"
+#include "runner/hooks.h"
 #include "runner/warm/worker.h"
 #include "util/buf.h"
 #include "util/error.h"

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "runner/sessions/sessions.h"
 #include "runner/sessions/sessreg.h"
 
 /* One request's wait: a file operation is quick; a large read streams. */

@@ -1,9 +1,11 @@
 /* The session tools' operations (open, list, usage, close, reset, run),
  * and the making and ending of everything behind struct sb_sessions. Ids,
  * owners and limits are the registry's (registry.c), expiry the reaper's
- * (reaper.c), the ready spares spares.c's, jobs jobs.c's, a session's
- * sandbox sess.c's, a call's supervision sess_feed.c's. */
-#include "runner/sessions/sessreg.h"
+ * (reaper.c), the ready spares spares.c's, a session's sandbox sess.c's,
+ * a call's supervision sess_feed.c's; the jobs on the sessions are the
+ * tenant's (runner/jobs/jobs.h), told when the handle ends or a client
+ * goes. */
+#include "runner/sessions/sessions.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -11,6 +13,7 @@
 #include <string.h>
 
 #include "runner/sessions/sess_feed.h"
+#include "runner/sessions/sessreg.h"
 #include "sandbox/sandbox.h"
 #include "util/clock.h"
 
@@ -27,16 +30,19 @@ static void stop_threads(struct sb_sessions *ss)
 		sb_spares_stop(ss->spares);
 }
 
-struct sb_sessions *sb_sessions_new(const struct sb_config *cfg, const struct sb_backend *be)
+struct sb_sessions *sb_sessions_new(const struct sb_config *cfg, const struct sb_backend *be,
+				    const struct sb_sessions_tenant *tenant)
 {
 	struct sb_sessions *ss = calloc(1, sizeof *ss);
 	if (!ss)
 		return NULL;
 	ss->cfg = cfg;
 	ss->be = be;
+	ss->tenant = tenant;
 	reg_init(&ss->reg, cfg);
 	ss->spares = sb_spares_new(cfg, be);
-	if (!ss->spares || sb_reaper_start(&ss->reaper, &ss->reg, cfg->session_idle_minutes, jobs_prune_locked, ss)) {
+	if (!ss->spares || sb_reaper_start(&ss->reaper, &ss->reg, cfg->session_idle_minutes,
+					       tenant ? tenant->prune_locked : NULL, ss)) {
 		sb_spares_free(ss->spares);
 		reg_fini(&ss->reg);
 		free(ss);
@@ -56,7 +62,8 @@ void sb_sessions_free(struct sb_sessions *ss)
 	for (struct sess *s = ss->reg.sessions; s; s = s->next)
 		sess_kill(s, true, "sagebox stopped");
 	pthread_mutex_unlock(&ss->reg.lock);
-	jobs_stop_all(ss);
+	if (ss->tenant)
+		ss->tenant->stop_all(ss);
 	while (ss->reg.sessions) {
 		struct sess *s = ss->reg.sessions;
 		ss->reg.sessions = s->next;
@@ -69,7 +76,8 @@ void sb_sessions_free(struct sb_sessions *ss)
 
 void sb_sessions_end_owner(struct sb_sessions *ss, const char *owner)
 {
-	jobs_cancel_owner(ss, owner);
+	if (ss->tenant)
+		ss->tenant->end_owner(ss, owner);
 	for (;;) {
 		struct sess *found = NULL;
 		pthread_mutex_lock(&ss->reg.lock);

@@ -35,15 +35,18 @@
 #include "config/config.h"
 #include "core/job.h"
 #include "core/result.h"
-#include "runner/runner.h"
+#include "runner/hooks.h"
 #include "util/error.h"
-
-#define SB_OWNER_MAX 64
 
 struct sb_sessions;
 struct sb_backend;
 
-struct sb_sessions *sb_sessions_new(const struct sb_config *cfg, const struct sb_backend *be);
+/* What lives on the sessions and ends with them (the background jobs:
+ * runner/jobs/jobs.h's sb_jobs_tenant), given by whoever makes the handle;
+ * NULL: nothing. Its shape is in runner/sessions/sessreg.h. */
+struct sb_sessions_tenant;
+struct sb_sessions *sb_sessions_new(const struct sb_config *cfg, const struct sb_backend *be,
+				    const struct sb_sessions_tenant *tenant);
 /* Ends every session and job (their processes die), then frees. */
 void sb_sessions_free(struct sb_sessions *ss);
 
@@ -97,28 +100,8 @@ int sb_session_read(struct sb_sessions *ss, const char *owner, const char *id, c
 int sb_session_files(struct sb_sessions *ss, const char *owner, const char *id, const char *path, json_t **reply,
 		     struct sb_error *err);
 
-/* ---- background jobs */
-/* Start code as a job, in session_id's sandbox or (NULL) in one of its
- * own; timeout_s <= job_timeout. The id is known at once; the job starts
- * in the background. */
-int sb_job_start(struct sb_sessions *ss, const char *owner, enum sb_lang lang, const char *code, size_t code_len,
-		 const char *session_id, unsigned timeout_s, char id_out[SB_SESSION_ID_LEN], struct sb_error *err);
-/* {job_id, state, lang, session_id, runtime_ms, exit_code, signal,
- * output_bytes, output_dropped_bytes, last_output, error, output_note}.
- * state: queued, running, done, failed, timed_out, cancelled.
- * output_note (when output was dropped) says why. */
-json_t *sb_job_status(struct sb_sessions *ss, const char *owner, const char *id, struct sb_error *err);
-/* {job_id, state, offset, next_offset, end_offset, dropped_bytes, output}:
- * up to max bytes of the job's output from offset. */
-json_t *sb_job_output(struct sb_sessions *ss, const char *owner, const char *id, uint64_t offset, size_t max,
-		      struct sb_error *err);
-int sb_job_cancel(struct sb_sessions *ss, const char *owner, const char *id, struct sb_error *err);
-
 /* ---- metrics (metrics/metrics.h), by language and client (by_client:
- * the owner's name, else "all") */
-/* Open sessions, and the spares ready (sessions.c). */
+ * the owner's name, else "all"): open sessions, and the spares ready. */
 void sb_sessions_metrics(struct sb_sessions *ss, bool by_client);
-/* Background jobs queued or running (jobs/jobs.c). */
-void sb_jobs_metrics(struct sb_sessions *ss, bool by_client);
 
 #endif

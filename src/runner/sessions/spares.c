@@ -28,25 +28,6 @@ struct sb_spares {
 	bool stopping;
 };
 
-void sb_backoff_failed(struct sb_backoff *b, const struct sb_error *err)
-{
-	b->failed_ms = sb_now_ms();
-	b->failures++;
-	b->since_ok++;
-	if (err)
-		b->err = *err;
-}
-
-void sb_backoff_ok(struct sb_backoff *b)
-{
-	b->since_ok = 0;
-}
-
-bool sb_backoff_may_try(const struct sb_backoff *b, uint64_t now)
-{
-	return !b->since_ok || now >= b->failed_ms + SB_SPARE_RETRY_MS;
-}
-
 static void *maker_main(void *arg)
 {
 	struct spare *x = arg;

@@ -1,7 +1,7 @@
 /* Ready spare sandboxes: one session sandbox per language in use, started
- * ahead of need so that session_open (and job_start) take one at once, and
- * the back-off after a failed start that the warm pool's keeper
- * (runner/pool.c) shares. Internal to src/runner/; above sess.c. */
+ * ahead of need so that session_open (and job_start) take one at once;
+ * after a failed start a maker backs off as the warm pool's keeper does
+ * (runner/warm/backoff.h). Internal to src/runner/; above sess.c. */
 #ifndef SAGEBOX_SPARES_H
 #define SAGEBOX_SPARES_H
 
@@ -10,28 +10,11 @@
 
 #include "config/config.h"
 #include "core/job.h"
+#include "runner/warm/backoff.h"
 #include "util/error.h"
 
 struct sess;
 struct sb_backend;
-
-/* After a sandbox failed to start, a maker waits this long before it tries
- * again on its own (a caller that waits for one still asks at once). */
-#define SB_SPARE_RETRY_MS 30000
-
-/* The failed starts of one kind of sandbox (a language's spare, a pool
- * key's workers). The caller's lock guards it. */
-struct sb_backoff {
-	uint64_t failed_ms;   /* the last failure (monotonic ms), 0: none */
-	unsigned failures;    /* failures so far: a waiter sees a new one */
-	unsigned since_ok;    /* failures since the last success */
-	struct sb_error err;  /* why the last start failed */
-};
-void sb_backoff_failed(struct sb_backoff *b, const struct sb_error *err);
-void sb_backoff_ok(struct sb_backoff *b);
-/* Whether a maker may start one on its own now: no failure since the last
- * success, or SB_SPARE_RETRY_MS since the last one. */
-bool sb_backoff_may_try(const struct sb_backoff *b, uint64_t now);
 
 struct sb_spares;
 /* Starts one maker thread per language (a Sage start never delays a

@@ -5,7 +5,7 @@
 #include "config/config.h"
 #include "core/job.h"
 #include "core/result.h"
-#include "runner/runner.h"
+#include "runner/hooks.h"
 #include "runner/supervise.h"
 #include "sandbox/sandbox.h"
 

@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "metrics/metrics.h"
-#include "runner/sessions/spares.h"
+#include "runner/warm/backoff.h"
 #include "util/clock.h"
 
 /* Extra workers (beyond pool_size) that have been idle this long go. */
@@ -28,7 +28,7 @@ struct keyent {
 	struct key key;
 	unsigned want;    /* workers kept for this key */
 	unsigned waiting; /* jobs waiting for a worker */
-	struct sb_backoff backoff; /* after a failed start, the keeper waits (spares.h) */
+	struct sb_backoff backoff; /* after a failed start, the keeper waits (backoff.h) */
 };
 
 enum slot_state { SLOT_STARTING, SLOT_IDLE, SLOT_BUSY };

@@ -6,7 +6,7 @@
 #include "core/job.h"
 #include "core/result.h"
 #include "runner/warm/pool.h"
-#include "runner/runner.h"
+#include "runner/hooks.h"
 #include "runner/supervise.h"
 
 /* Run job on a warm worker (retried on another while it has not begun);

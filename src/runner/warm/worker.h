@@ -15,7 +15,7 @@
 #include "core/job.h"
 #include "core/result.h"
 #include "net/spawn.h"
-#include "runner/runner.h"
+#include "runner/hooks.h"
 #include "runner/supervise.h"
 #include "runner/warm/wproto.h"
 #include "sandbox/sandbox.h"
