@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "core/job.h"
 #include "core/result.h"
+#include "sandbox/registry.h"
 #include "sandbox/sandbox.h"
 #include "runner/warm/driver_code.h"
 #include "runner/runner.h"

@@ -1,6 +1,8 @@
 /* The backends built into sagebox: one row each, with what it can do.
  * Config takes its allowed values from here, the runner and status ask the
  * capabilities, nobody compares backend names. */
+#include "sandbox/registry.h"
+
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -57,4 +59,15 @@ const char *sb_backend_names(void)
 {
 	pthread_once(&names_once, join_names);
 	return names;
+}
+
+struct sb_backend *sb_backend_open(const char *name, const struct sb_backend_settings *s, struct sb_error *err)
+{
+	const struct sb_backend_type *t = sb_backend_type_find(name);
+	if (!t) {
+		sb_fail(err, "backend '%s' is not available in this build", name);
+		sb_hint(err, "use one of %s", sb_backend_names());
+		return NULL;
+	}
+	return sb_backend_open_type(t, s, err);
 }

@@ -54,17 +54,6 @@ void sb_sandbox_close_fds(struct sb_sandbox *sb)
 		sb_close(fds[i]);
 }
 
-struct sb_backend *sb_backend_open(const char *name, const struct sb_backend_settings *s, struct sb_error *err)
-{
-	const struct sb_backend_type *t = sb_backend_type_find(name);
-	if (!t) {
-		sb_fail(err, "backend '%s' is not available in this build", name);
-		sb_hint(err, "use one of %s", sb_backend_names());
-		return NULL;
-	}
-	return sb_backend_open_type(t, s, err);
-}
-
 struct sb_backend *sb_backend_open_type(const struct sb_backend_type *t, const struct sb_backend_settings *s,
 					struct sb_error *err)
 {

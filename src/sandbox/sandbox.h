@@ -18,7 +18,6 @@
 
 #include "core/limits.h"
 #include "core/paths.h"
-#include "sandbox/registry.h"
 #include "util/error.h"
 
 /* One spawn: what to run, within which limits, for how long at most. */
@@ -178,12 +177,9 @@ struct sb_backend {
 
 /* ---- sandbox.c ---- */
 
-/* Open the backend of this name (a registry row) with these settings
- * (the runner fills them: runner.h, sb_runner_backend_settings). Returns
- * NULL with err filled when it is not built in or cannot be opened. Free
- * with sb_backend_close. */
-struct sb_backend *sb_backend_open(const char *name, const struct sb_backend_settings *s, struct sb_error *err);
-/* The same with a given row (locate.c opens the host row to ask the host's sage). */
+/* Open the backend of a registry row with these settings (the runner
+ * fills them: runner/backend.h; by name: sandbox/registry.h). Returns NULL
+ * with err filled when it cannot be opened. Free with sb_backend_close. */
 struct sb_backend *sb_backend_open_type(const struct sb_backend_type *t, const struct sb_backend_settings *s,
 					struct sb_error *err);
 void sb_backend_close(struct sb_backend *be);
