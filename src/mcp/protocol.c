@@ -126,7 +126,7 @@ static void h_initialize(const struct sb_mcp_request *q, struct reply *r)
 	/* resources: session files, and the viewer for MCP Apps hosts. */
 	json_object_set_new(json_object_get(r->result, "capabilities"), "resources", json_object());
 	sb_ui_server_capability(json_object_get(r->result, "capabilities"), caps);
-	if (sb_tasks_core(chosen))
+	if (sb_rev_tasks_core(chosen))
 		json_object_set_new(json_object_get(r->result, "capabilities"), "tasks",
 				    json_pack("{s:{}, s:{}, s:{s:{s:{}}}}", "list", "cancel", "requests", "tools", "call"));
 	r->opens_session = true;
@@ -232,7 +232,7 @@ static void h_tools_call(const struct sb_mcp_request *q, struct reply *r)
 	json_t *args = json_object_get(q->params, "arguments");
 	if (json_is_null(args))
 		args = NULL;
-	bool task = (sb_tasks_core(q->revision) && json_object_get(q->params, "task")) ||
+	bool task = (sb_rev_tasks_core(q->revision) && json_object_get(q->params, "task")) ||
 		    (sb_tasks_ext(q) && t->task_support);
 	if ((t->opens || task) && atomic_load(&q->client->srv->draining)) {
 		/* A router sends new work to the other instances; this one only
@@ -294,7 +294,7 @@ static void h_tools_call(const struct sb_mcp_request *q, struct reply *r)
 static void task_method(const struct sb_mcp_request *q, struct reply *r,
 			void (*fn)(struct sb_tasks *, const struct sb_mcp_request *, struct sb_task_reply *))
 {
-	if (!q->modern && !sb_tasks_core(q->revision)) {
+	if (!q->modern && !sb_rev_tasks_core(q->revision)) {
 		fail(r, SB_RPC_METHOD_NOT_FOUND, "Method not found: %.32s (tasks are part of protocol revision "
 						 "2025-11-25; this session uses %s)", q->method, q->revision);
 		return;

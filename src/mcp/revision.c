@@ -62,3 +62,8 @@ bool sb_rev_has(const char *rev, enum sb_rev_feature f)
 {
 	return rev && (unsigned)f < COUNT(since) && strcmp(rev, since[f]) >= 0;
 }
+
+bool sb_rev_tasks_core(const char *rev)
+{
+	return sb_rev_has(rev, SB_REV_TASKS) && !sb_rev_has(rev, SB_REV_STATELESS);
+}

@@ -51,4 +51,8 @@ json_t *sb_rev_modern_list(void);
 /* Whether revision rev (NULL: none yet) has the feature. */
 bool sb_rev_has(const char *rev, enum sb_rev_feature f);
 
+/* Whether rev has tasks in the core protocol (2025-11-25's experimental
+ * tasks; from 2026-07-28 they are an extension a request names). */
+bool sb_rev_tasks_core(const char *rev);
+
 #endif

@@ -33,7 +33,7 @@ struct sb_mcp_server *sb_mcp_server_new(const struct sb_config *cfg, struct sb_r
 	s->clients = 1;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->freed, NULL);
-	if (!(s->tasks = sb_tasks_new(s))) {
+	if (!(s->tasks = sb_tasks_new(&s->tools, audit))) {
 		sb_mcp_server_free(s);
 		return NULL;
 	}

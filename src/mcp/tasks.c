@@ -30,11 +30,6 @@ uint64_t tk_wall_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-bool sb_tasks_core(const char *revision)
-{
-	return sb_rev_has(revision, SB_REV_TASKS) && !sb_rev_has(revision, SB_REV_STATELESS);
-}
-
 bool sb_tasks_ext(const struct sb_mcp_request *q)
 {
 	const json_t *ext = json_object_get(json_object_get(q->capabilities, "extensions"), SB_TASKS_EXTENSION);
@@ -190,7 +185,7 @@ void tk_set_state_locked(struct task *k, enum tstate st, const char *fmt, ...)
 struct sb_sessions *tk_sessions(struct sb_tasks *t)
 {
 	struct sb_error err = {0};
-	return t->srv->tools.runner ? sb_runner_sessions(t->srv->tools.runner, &err) : NULL;
+	return t->tools->runner ? sb_runner_sessions(t->tools->runner, &err) : NULL;
 }
 
 /* Look at a working task's job; when it has ended, keep its result. */
@@ -210,7 +205,7 @@ static void watch_locked(struct sb_tasks *t, struct sb_sessions *ss, struct task
 		if (!was_cancelled)
 			tk_set_state_locked(k, T_FAILED, "its background job is gone: %s", err.msg);
 	} else {
-		size_t cut = t->srv->tools.cfg->limits.output_bytes;
+		size_t cut = t->tools->cfg->limits.output_bytes;
 		json_t *out = sb_job_output(ss, k->owner, k->id, 0, cut, &err);
 		k->result = sb_task_job_result(st, out, cut);
 		json_decref(out);
@@ -317,12 +312,13 @@ void tk_add_locked(struct sb_tasks *t, struct task *k)
 	pthread_cond_broadcast(&t->wake);
 }
 
-struct sb_tasks *sb_tasks_new(struct sb_mcp_server *srv)
+struct sb_tasks *sb_tasks_new(const struct sb_tool_server *tools, struct sb_audit *audit)
 {
 	struct sb_tasks *t = calloc(1, sizeof *t);
 	if (!t)
 		return NULL;
-	t->srv = srv;
+	t->tools = tools;
+	t->audit = audit;
 	pthread_mutex_init(&t->lock, NULL);
 	sb_cond_init(&t->wake);
 	pthread_cond_init(&t->sent, NULL);

@@ -32,7 +32,6 @@
 #include "tools/tool.h"
 
 struct sb_tasks;
-struct sb_mcp_server;
 
 #define SB_TASKS_EXTENSION "io.modelcontextprotocol/tasks"
 #define SB_TASKS_RELATED_META "io.modelcontextprotocol/related-task"
@@ -49,15 +48,17 @@ struct sb_task_reply {
 	bool deferred;
 };
 
-struct sb_tasks *sb_tasks_new(struct sb_mcp_server *srv);
+struct sb_audit;
+/* The registry of a server: its tasks' jobs run on tools' runner, audited
+ * to audit (NULL: none); both outlive it. */
+struct sb_tasks *sb_tasks_new(const struct sb_tool_server *tools, struct sb_audit *audit);
 /* Stop the registry's thread and free every task (their jobs end with the
  * runner). */
 void sb_tasks_free(struct sb_tasks *t);
 
 /* Whether the request's era defines tasks for this client: 2025-11-25 (the
- * core tasks), or 2026-07-28 with the extension in the request's
- * capabilities. */
-bool sb_tasks_core(const char *revision);
+ * core tasks: sb_rev_tasks_core), or 2026-07-28 with the extension in the
+ * request's capabilities. */
 bool sb_tasks_ext(const struct sb_mcp_request *q);
 
 /* tools/call with a task: params.task (2025-11-25) or the extension

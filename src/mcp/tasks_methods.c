@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "mcp/jsonrpc.h"
+#include "mcp/tasks.h"
 #include "mcp/tasks_reg.h"
 #include "util/jsontext.h"
 

@@ -11,10 +11,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "mcp/server.h"
-#include "mcp/tasks.h"
+#include "mcp/audit.h"
+#include "mcp/request.h"
 #include "runner/jobs/jobs.h"
 #include "runner/sessions/sessions.h"
+#include "tools/tool.h"
+
+struct sb_task_reply;
 
 enum tstate { T_WORKING, T_COMPLETED, T_FAILED, T_CANCELLED };
 
@@ -54,7 +57,8 @@ struct outmsg {
 };
 
 struct sb_tasks {
-	struct sb_mcp_server *srv;
+	const struct sb_tool_server *tools; /* settings, runner: what a task's job runs on */
+	struct sb_audit *audit;            /* NULL: no audit log */
 	pthread_mutex_t lock;
 	pthread_cond_t wake;               /* a task was created, or stop (monotonic: sb_cond_init) */
 	pthread_cond_t sent;               /* sending went down */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "mcp/jsonrpc.h"
+#include "mcp/tasks.h"
 #include "mcp/tasks_reg.h"
 #include "mcp/toolview.h"
 #include "runner/runner.h"
@@ -30,7 +31,7 @@ static uint64_t grant_ttl(const struct sb_config *cfg, const json_t *asked)
 }
 
 /* The audit lines a background job's start has (as job_start's). */
-static void audit_start(struct sb_mcp_server *s, const struct sb_mcp_request *q, const struct sb_tool *tool,
+static void audit_start(struct sb_audit *audit, const struct sb_mcp_request *q, const struct sb_tool *tool,
 			const json_t *args, struct sb_audit_record *rec)
 {
 	rec->client = q->client->owner;
@@ -42,19 +43,19 @@ static void audit_start(struct sb_mcp_server *s, const struct sb_mcp_request *q,
 		rec->code_chars = sb_utf8_count(rec->code, rec->code_len);
 	const char *sid = sb_tool_arg_text(args, "session_id", NULL);
 	snprintf(rec->session, sizeof rec->session, "%s", sid ? sid : "");
-	if (s->audit)
-		sb_audit_started(s->audit, rec);
+	if (audit)
+		sb_audit_started(audit, rec);
 }
 
 /* Start the job; 0 with its id, or -1 with r->result an error CallToolResult. */
 static int start_job(struct sb_tasks *t, const struct sb_mcp_request *q, const struct sb_tool *tool,
 		     const json_t *args, char id[SB_SESSION_ID_LEN], unsigned *timeout, struct sb_task_reply *r)
 {
-	struct sb_mcp_server *s = t->srv;
-	const struct sb_config *cfg = s->tools.cfg;
+	const struct sb_tool_server *tools = t->tools;
+	const struct sb_config *cfg = tools->cfg;
 	struct sb_audit_record rec = {0};
-	audit_start(s, q, tool, args, &rec);
-	struct sb_tool_ctx ctx = {.srv = &s->tools, .owner = q->client->owner, .revision = q->revision,
+	audit_start(t->audit, q, tool, args, &rec);
+	struct sb_tool_ctx ctx = {.srv = tools, .owner = q->client->owner, .revision = q->revision,
 				  .hooks = {.cancel_fd = -1}, .audit = &rec};
 	struct sb_tool_result res = {0};
 	struct sb_error err = {0};
@@ -73,8 +74,8 @@ static int start_job(struct sb_tasks *t, const struct sb_mcp_request *q, const s
 		job.code = sb_tool_arg_text(args, "code", &job.code_len);
 		job.limits.timeout_s = *timeout;
 		struct sb_run_out ro = {0};
-		if (!s->tools.runner || sb_runner_run(s->tools.runner, &job, NULL, &ro)) {
-			if (!s->tools.runner || ro.unusable)
+		if (!tools->runner || sb_runner_run(tools->runner, &job, NULL, &ro)) {
+			if (!tools->runner || ro.unusable)
 				sb_tools_unusable(&ctx, &res, &ro.err);
 			else
 				sb_tools_error(&ctx, &res, &ro.err);
@@ -86,8 +87,8 @@ static int start_job(struct sb_tasks *t, const struct sb_mcp_request *q, const s
 		}
 		sb_run_out_free(&ro);
 	}
-	if (s->audit)
-		sb_audit_finished(s->audit, &rec);
+	if (t->audit)
+		sb_audit_finished(t->audit, &rec);
 	if (!rec.ok) {
 		r->result = sb_mcp_call_result(&res, q->revision);
 		return -1;
@@ -134,7 +135,7 @@ void sb_tasks_call(struct sb_tasks *t, const struct sb_mcp_request *q, const str
 	snprintf(k->owner, sizeof k->owner, "%s", q->client->owner);
 	k->created_ms = k->updated_ms = tk_wall_ms();
 	k->born_ms = sb_now_ms();
-	k->ttl_ms = grant_ttl(t->srv->tools.cfg, asked);
+	k->ttl_ms = grant_ttl(t->tools->cfg, asked);
 	k->state = T_WORKING;
 	snprintf(k->message, sizeof k->message, "running as background job %s (at most %u s)", id, timeout);
 	if (!modern) {

@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "mcp/revision.h"
-#include "mcp/tasks.h"
 
 static json_t *annotations(const struct sb_tool *t)
 {
@@ -26,7 +25,7 @@ static json_t *entry(const struct sb_tool *t, const struct sb_config *cfg, const
 		json_object_set_new(o, "outputSchema", t->output_schema());
 	if (sb_rev_has(revision, SB_REV_TOOL_ANNOTATIONS))
 		json_object_set_new(o, "annotations", annotations(t));
-	if (sb_tasks_core(revision)) /* 2026-07-28: the server decides, per call */
+	if (sb_rev_tasks_core(revision)) /* 2026-07-28: the server decides, per call */
 		json_object_set_new(o, "execution", json_pack("{s:s}", "taskSupport",
 							      t->task_support ? "optional" : "forbidden"));
 	free(desc);
