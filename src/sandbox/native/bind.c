@@ -1,6 +1,7 @@
 /* Read-only binds for the new root (mounts.c, etc.c, dev.c,
  * session_mounts.c): a bind with ro,nosuid,nodev on it and every submount,
- * or a device node's bind that keeps dev. On its own so those steps call
+ * or a device node's bind that keeps dev, and the directories a mount
+ * point needs. On its own so those steps call
  * down into it and never back into mounts.c. Runs in init, single-threaded:
  * failures are reported with nat_child_fail. */
 #include <errno.h>
@@ -124,6 +125,18 @@ void nat_bind(const char *src, const char *dst, bool device)
 	if (syscall(SYS_mount_setattr, AT_FDCWD, dst, 0, &attr, sizeof attr) != 0 &&
 	    mount(NULL, dst, NULL, MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NOEXEC, NULL) != 0)
 		nat_child_fail("mounts", errno, "remount %s nosuid,noexec", dst);
+}
+
+void nat_mkdirs_for(const char *path)
+{
+	char tmp[PATH_MAX];
+	snprintf(tmp, sizeof tmp, "%s", path);
+	for (char *s = strchr(tmp + 1, '/'); s; s = strchr(s + 1, '/')) {
+		*s = '\0';
+		if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+			nat_child_fail("mounts", errno, "mkdir %s", tmp);
+		*s = '/';
+	}
 }
 
 void nat_bind_fd_at(int fd, const char *newroot, const char *at)

@@ -39,18 +39,6 @@ static void write_new(const char *dir, const char *name, const char *content)
 		nat_child_fail("etc", errno, "write %s", path);
 }
 
-void nat_mkdirs_for(const char *path)
-{
-	char tmp[PATH_MAX];
-	snprintf(tmp, sizeof tmp, "%s", path);
-	for (char *s = strchr(tmp + 1, '/'); s; s = strchr(s + 1, '/')) {
-		*s = '\0';
-		if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
-			nat_child_fail("mounts", errno, "mkdir %s", tmp);
-		*s = '/';
-	}
-}
-
 static void bind_entry(const char *etc, const char *name)
 {
 	char src[PATH_MAX], dst[PATH_MAX], target[PATH_MAX];

@@ -290,10 +290,10 @@ void nat_mount_packages(int fd, const char *newroot);
  * (-1: none; best effort, never fails the sandbox). */
 int nat_open_driver_code(const struct nat_plan *p);
 void nat_mount_driver_code(int fd, const char *newroot);
-/* etc.c: the directories leading to path (not path itself), mode 0755. */
-void nat_mkdirs_for(const char *path);
 void nat_make_dev(const char *dev, const struct sb_limits *l);
 void nat_make_etc(const char *etc);
+/* bind.c: the directories leading to path (not path itself), mode 0755. */
+void nat_mkdirs_for(const char *path);
 /* bind.c: a read-only bind (ro,nosuid,nodev on every submount), or a
  * device node's (keeps dev; nosuid, noexec). */
 void nat_bind(const char *src, const char *dst, bool writable_dev);
