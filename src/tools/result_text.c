@@ -1,3 +1,5 @@
+#include "tools/result_text.h"
+
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,7 +8,6 @@
 #include "core/limits.h"
 #include "net/note.h"
 #include "tools/figures.h"
-#include "tools/run.h"
 
 static void put_stream(FILE *f, const struct sb_stream *s)
 {

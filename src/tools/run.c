@@ -12,6 +12,7 @@
 #include "packages/packages.h"
 #include "tools/figures.h"
 #include "tools/links.h"
+#include "tools/result_text.h"
 #include "tools/sessions.h"
 
 /* What every run tool's description says about the sandbox and its limits. */

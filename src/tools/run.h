@@ -14,8 +14,4 @@ char *sb_run_timeout_description(const struct sb_config *cfg);
 json_t *sb_run_output_schema(void);
 void sb_run_handler(const struct sb_tool *t, const json_t *args, struct sb_tool_ctx *ctx, struct sb_tool_result *out);
 
-/* The text block of a run result, written for a model: stdout, then stderr
- * (labelled), then the verdict and, on failure, what to do (malloc'd). */
-char *sb_result_text(const struct sb_result *r, const struct sb_tool *t, const struct sb_config *cfg);
-
 #endif

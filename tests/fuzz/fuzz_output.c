@@ -19,6 +19,7 @@
 
 #include "config/config.h"
 #include "runner/capture.h"
+#include "tools/result_text.h"
 #include "tools/run.h"
 #include "util/buf.h"
 #include "util/utf8.h"

@@ -6,6 +6,7 @@
 #include "config/config.h"
 #include "net/allowlist.h"
 #include "net/note.h"
+#include "tools/result_text.h"
 #include "tools/run.h"
 #include "tools/tool.h"
 
