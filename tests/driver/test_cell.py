@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from driver import cell
+from driver import cell, namespaces, source
 
 
 @pytest.mark.parametrize("src,want", [
@@ -21,7 +21,7 @@ from driver import cell
     ("", False),
 ])
 def test_ends_with_semicolon(src, want):
-    assert cell.ends_with_semicolon(src) is want
+    assert source.ends_with_semicolon(src) is want
 
 
 def run(src, glb=None):
@@ -29,7 +29,7 @@ def run(src, glb=None):
     old = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = out, err
     try:
-        status = cell.run_cell(src, glb if glb is not None else cell.python_globals())
+        status = cell.run_cell(src, glb if glb is not None else namespaces.python_globals())
     finally:
         sys.stdout, sys.stderr = old
     return status, out.getvalue(), err.getvalue()
@@ -124,10 +124,10 @@ def test_sage_preparse(src, has):
 
 
 def test_sage_cell_display_and_semicolon():
-    glb = cell.sage_globals()
+    glb = namespaces.sage_globals()
     status, out, err = run(cell.sage_preparse("R.<x> = QQ[]\nfactor(x^4 - 1)\n"), glb)
     assert (status, out.strip(), err) == (0, "(x - 1) * (x + 1) * (x^2 + 1)", "")
-    status, out, err = run(cell.sage_preparse("2^100;\n"), cell.sage_globals())
+    status, out, err = run(cell.sage_preparse("2^100;\n"), namespaces.sage_globals())
     assert (status, out, err) == (0, "", "")
 
 
@@ -146,14 +146,14 @@ def test_prepare_dirs_gives_sympow_a_cache_of_the_sandboxs_own(tmp_path, monkeyp
 SAGE_IMPORT_GC = r"""
 import gc, sys
 sys.path.insert(0, sys.argv[1])
-from driver import cell
+from driver import namespaces
 if sys.argv[2] == "off":
     gc.disable()
 before = [g["collections"] for g in gc.get_stats()]
-glb = cell.sage_globals()
+glb = namespaces.sage_globals()
 after = [g["collections"] for g in gc.get_stats()]
 print(before == after, gc.isenabled(), gc.get_freeze_count() > 100000, "factor" in glb)
-again = cell.sage_globals()  # already imported: no second freeze, no change
+again = namespaces.sage_globals()  # already imported: no second freeze, no change
 print(gc.isenabled(), again.keys() == glb.keys())
 """
 

@@ -24,9 +24,9 @@ CAPS = {"max_count": 8, "max_image_bytes": 400 << 10, "max_total_bytes": 600 << 
 CHILD = r"""
 import json, os, sys
 sys.path.insert(0, %r)
-from driver import cell, figures
+from driver import cell, figures, namespaces
 figures.install()
-glb = cell.sage_globals()
+glb = namespaces.sage_globals()
 caps = json.loads(sys.argv[2])
 for code in json.loads(sys.argv[1]):
     figures.begin(int(sys.argv[3]), caps, keep_fd=True)

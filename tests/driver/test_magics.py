@@ -8,13 +8,13 @@ import re
 
 import pytest
 
-from driver import cell, magics
+from driver import cell, magics, namespaces
 
 pytestmark = pytest.mark.skipif(not magics.load(), reason="IPython is not installed")
 
 
 def run(capfd, code, glb=None, lang="python"):
-    glb = glb if glb is not None else (cell.python_globals() if lang == "python" else cell.sage_globals())
+    glb = glb if glb is not None else (namespaces.python_globals() if lang == "python" else namespaces.sage_globals())
     status = cell.run_source(lang, code, glb)
     out, err = capfd.readouterr()
     return status, out, err
@@ -30,7 +30,7 @@ def test_time_line_magic_times_and_returns_the_value(capfd):
 
 
 def test_time_assigns_in_the_cells_names(capfd):
-    glb = cell.python_globals()
+    glb = namespaces.python_globals()
     status, out, err = run(capfd, "%time y = sum(range(10))\nprint(y)", glb)
     assert (status, err) == (0, "") and out.endswith("\n45\n") and glb["y"] == 45
 
@@ -67,7 +67,7 @@ def test_prun_prints_the_profile(capfd):
 
 
 def test_shell_escape_runs_with_the_cells_fds_and_sets_exit_code(capfd):
-    glb = cell.python_globals()
+    glb = namespaces.python_globals()
     status, out, err = run(capfd, "print('before')\n!echo hi\n!echo oops >&2; exit 3\nprint(_exit_code)", glb)
     assert status == 0 and out == "before\nhi\n3\n" and err == "oops\n"
 
@@ -120,7 +120,7 @@ def test_run_a_workspace_file(capfd, tmp_path, monkeypatch):
     monkeypatch.setattr(magics, "workspace", str(tmp_path))
     monkeypatch.chdir(tmp_path)
     (tmp_path / "s.py").write_text("import sys\nk = len(sys.argv)\nprint(__name__, sys.argv[1:])\n")
-    glb = cell.python_globals()
+    glb = namespaces.python_globals()
     status, out, err = run(capfd, "%run s.py a b\nk", glb)
     assert (status, err) == (0, "") and out == "__main__ ['a', 'b']\n3\n"
 
@@ -143,7 +143,7 @@ def test_plain_code_never_reaches_the_transformer(capfd, monkeypatch):
     def boom(code):
         raise AssertionError("transformed")
     monkeypatch.setattr(magics, "transform", boom)
-    glb = cell.python_globals()
+    glb = namespaces.python_globals()
     status, out, err = run(capfd, "x = 5 % 3\ny = x != 2\n[x, y]", glb)
     assert (status, out, err) == (0, "[2, False]\n", "") and "get_ipython" not in glb
 
@@ -188,7 +188,7 @@ def test_sage_pasted_doctest(capfd):
 
 
 def test_sage_display_modes_last_for_the_process(capfd, dm):
-    glb = cell.sage_globals()
+    glb = namespaces.sage_globals()
     status, out, err = run(capfd, "%display latex\nx^2/3", glb, "sage")
     assert (status, out, err) == (0, "\\frac{1}{3} \\, x^{2}\n", "")
     # a later cell of the same process (a session's next call) keeps it

@@ -53,11 +53,11 @@ def test_heap_chunks_are_whole_huge_pages_of_writable_anonymous_memory():
 
 def test_cells_one_a_step_then_the_collapse_in_pieces():
     out = run("""
-        from driver import cell, confine, warmup
+        from driver import confine, namespaces, warmup
         # (a small interpreter's mappings hold a whole aligned huge page or
         # not, as ASLR places them: this block makes sure there are pieces)
         block = bytearray(40 << 20)
-        glb = cell.python_globals()
+        glb = namespaces.python_globals()
         cells = ["a = 1\\n", "import json\\n", "b = [0] * 1000\\n"]
         todo = list(cells)
         done = []
@@ -75,10 +75,10 @@ def test_cells_one_a_step_then_the_collapse_in_pieces():
 
 def test_a_collapse_step_takes_pieces_while_its_time_lasts():
     out = run("""
-        from driver import cell, confine, memory, warmup
+        from driver import confine, memory, namespaces, warmup
         block = bytearray(96 << 20)
         block[::4096] = b"x" * len(block[::4096])
-        glb = cell.python_globals()
+        glb = namespaces.python_globals()
         def steps(budget):
             warmup.COLLAPSE_STEP_S = budget
             todo = memory.heap_chunks()
@@ -96,9 +96,9 @@ def test_a_collapse_step_takes_pieces_while_its_time_lasts():
 
 def test_the_resident_size_budget_stops_everything():
     out = run("""
-        from driver import cell, confine, memory, warmup
+        from driver import confine, memory, namespaces, warmup
         todo = ["a = 1\\n", "b = 2\\n", (0, memory.HUGE_PAGE)]
-        print(warmup.step(todo, cell.python_globals(), 1, confine.libc()), todo)
+        print(warmup.step(todo, namespaces.python_globals(), 1, confine.libc()), todo)
     """)
     assert out == ["False []"]
 

@@ -6,49 +6,15 @@ does (a graphic as a figure; text as Sage's %display says), and a trailing
 ';' suppresses that. Figures still open when the cell ends are sent too
 (figures.py). A cell that does not compile is tried again with its IPython
 and Sage REPL syntax (%time, !cmd, x?) made Python (magics.py)."""
-import io
 import os
 import sys
-import tokenize
 
 from . import display, figures, magics, pipenv
-from .channel import write_all
+from .namespaces import python_globals
+from .source import CELL, compile_cell
 
-# The name of the job's code: in tracebacks, in linecache and as sys.argv[0]
-# (what `python3 file.py` would give a script named <cell>).
-CELL = "<cell>"
 # The shell script's file, in the job's work dir ($0 of the script).
 SHELL_SCRIPT = ".sagebox-script.sh"
-
-
-def ends_with_semicolon(src):
-    """True when the last significant token of src is ';'."""
-    last = None
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(src).readline):
-            if tok.type in (tokenize.NEWLINE, tokenize.NL, tokenize.COMMENT,
-                            tokenize.INDENT, tokenize.DEDENT,
-                            tokenize.ENDMARKER):
-                continue
-            last = tok
-    except (tokenize.TokenError, SyntaxError):
-        return False
-    return last is not None and last.type == tokenize.OP and last.string == ";"
-
-
-def compile_cell(src, name=CELL):
-    """Compile a cell: (body, expr). expr is the final bare expression, to
-    be displayed, or None (no final expression, or a trailing ';')."""
-    import ast
-    tree = ast.parse(src, name, "exec")
-    display = (tree.body and isinstance(tree.body[-1], ast.Expr)
-               and not ends_with_semicolon(src))
-    if display:
-        last = tree.body.pop()
-        body = compile(tree, name, "exec")
-        expr = compile(ast.Expression(last.value), name, "eval")
-        return body, expr
-    return compile(tree, name, "exec"), None
 
 
 def show(value):
@@ -130,126 +96,6 @@ def run_cell(src, glb, name=CELL, loc=None, repl=None):
         except Exception:
             pass
     return 0
-
-
-def sage_globals():
-    # What `sage -q` gives a script: everything of sage.all_cmdline.
-    import gc
-    first = "sage.all_cmdline" not in sys.modules
-    enabled = gc.isenabled()
-    if first:
-        # The import makes ~10^6 objects that live as long as the process,
-        # and little garbage (~2,400 objects in cycles, Sage 9.5); with the
-        # collector on, its passes walked those objects again and again:
-        # ~100 ms of a ~680 ms import, paid by every first call, fresh call
-        # and Sage session. Off during the import; its objects are then
-        # frozen (never walked by a collection again: what the worker's and
-        # the session's gc.freeze() before `ready` did anyway), and the
-        # collector is as it was (a job that turned it off keeps it off).
-        gc.disable()
-    try:
-        import sage.all_cmdline as allc
-    finally:
-        if first:
-            gc.freeze()
-            if enabled:
-                gc.enable()
-    glb = {k: v for k, v in vars(allc).items() if not k.startswith("__")}
-    glb["__name__"] = "__main__"
-    glb["__builtins__"] = __builtins__
-    return glb
-
-
-# Said when even the traceback of a failed Sage import could not be
-# formatted for want of memory (made before any job, so it costs nothing then).
-IMPORT_FAILED_NO_MEMORY = (b"Traceback (most recent call last):\n"
-                           b"  (not formatted: the process ran out of memory)\n"
-                           b"MemoryError: Sage could not be imported within the memory limit\n")
-# Set aside before the import and given back when it fails: the memory to
-# format and write why (under RLIMIT_DATA, an import that failed for want
-# of memory can leave none; then the job ended with exit 1, saying nothing).
-IMPORT_RESERVE = 4 << 20
-
-
-def _reserve(n):
-    """n bytes of address space that count against RLIMIT_DATA (private,
-    writable) but are never touched (no page is faulted in), or None."""
-    import mmap
-    try:
-        return mmap.mmap(-1, n, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-    except OSError:
-        return None
-
-
-def sage_globals_quietly():
-    """sage_globals() for a job whose own child imports Sage (a fresh
-    sandbox's one-job worker): what the import prints is not the job's
-    output. (Where the memory limit is RLIMIT_DATA, a user without a memory
-    cgroup, PARI says "not enough memory, new PARI stack" three times while
-    it sizes its stack; a warm worker imported Sage long before the job, so
-    its jobs never show it.) When the import fails, what it printed comes
-    first, then why, and the job fails as a warm job does (None: exit 1)."""
-    import traceback
-    for f in (sys.stdout, sys.stderr):
-        f.flush()
-    saved = [os.dup(1), os.dup(2)]
-    chatter = os.memfd_create("sage-import", os.MFD_CLOEXEC)
-    os.dup2(chatter, 1)
-    os.dup2(chatter, 2)
-    glb, failed = None, None
-    # A crash in the import (C code that meets a failed allocation) would
-    # otherwise run cysignals' crash report, which can deadlock on the
-    # allocator's lock and hang the job until its timeout: die at once
-    # instead (the worker says why, job._import_died).
-    quiet = "CYSIGNALS_CRASH_QUIET" not in os.environ
-    if quiet:
-        os.environ["CYSIGNALS_CRASH_QUIET"] = "1"
-    reserve = _reserve(IMPORT_RESERVE)
-    try:
-        try:
-            glb = sage_globals()
-        except BaseException:
-            if reserve is not None:
-                reserve.close()
-            failed = traceback.format_exc().encode("utf-8", "replace")
-    except MemoryError:
-        # formatting the traceback itself ran out of memory: the import's
-        # failure must still be said, and the job's fds given back
-        failed = IMPORT_FAILED_NO_MEMORY
-    finally:
-        if reserve is not None:
-            reserve.close()
-        if quiet:
-            os.environ.pop("CYSIGNALS_CRASH_QUIET", None)
-        for f in (sys.stdout, sys.stderr):
-            try:
-                f.flush()
-            except (OSError, MemoryError, ValueError):
-                pass
-        os.dup2(saved[0], 1)
-        os.dup2(saved[1], 2)
-        for fd in saved:
-            os.close(fd)
-    if failed is not None:
-        # by the kernel, not through our memory: the import may have
-        # failed for want of it
-        size = os.fstat(chatter).st_size
-        off = 0
-        while off < size:
-            n = os.sendfile(2, chatter, off, size - off)
-            if n <= 0:
-                break
-            off += n
-        try:
-            write_all(2, failed)
-        except OSError:
-            pass
-    os.close(chatter)
-    return glb
-
-
-def python_globals():
-    return {"__name__": "__main__", "__builtins__": __builtins__}
 
 
 def sage_preparse(src):

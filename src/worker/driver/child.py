@@ -11,7 +11,7 @@ it."""
 import os
 import sys
 
-from . import cell, confine, figures, memory, pari_stack, sage_tmp
+from . import cell, confine, figures, memory, namespaces, pari_stack, sage_tmp
 from .channel import Channel
 
 JOB_FRAME_MAX = 1 << 16  # the frame a spare gets on its job pipe
@@ -147,7 +147,7 @@ def pretouch(w, job_r, after):
         return
     import builtins
     import linecache
-    glb = w.glb if w.glb is not None else cell.python_globals()
+    glb = w.glb if w.glb is not None else namespaces.python_globals()
     for i, src in enumerate(PRETOUCH[w.kind]):
         if i and select.select([job_r], [], [], 0)[0]:
             break
@@ -224,7 +224,7 @@ def _run_job(w, lang, code, limits):
             return w.glb
         # One job (fresh): Sage is imported here, in the job's child,
         # and its import chatter is not the job's output.
-        fresh = cell.sage_globals_quietly()
+        fresh = namespaces.sage_globals_quietly()
         import_over(w)
         if fresh is not None:
             # (not after a failed import: a half-imported randstate or

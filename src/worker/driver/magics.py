@@ -16,8 +16,9 @@ network)."""
 import os
 import sys
 
-from . import pinfo, pipenv
+from . import namespaces, pinfo, pipenv
 from .magic_args import UsageError, parse_options
+from .source import ends_with_semicolon
 from .timing import TimingMagics
 
 # Sage's prompt stripper (sage.repl.interpreter.SagePromptTransformer, an
@@ -149,7 +150,6 @@ class Shell(TimingMagics):
         import ast
         tree = compile(code, name, "exec", ast.PyCF_ONLY_AST)
         if tree.body and isinstance(tree.body[-1], ast.Expr):
-            from .cell import ends_with_semicolon
             last = tree.body.pop()
             if not ends_with_semicolon(code):
                 return tree, ast.Expression(last.value)
@@ -346,8 +346,7 @@ class Shell(TimingMagics):
         if "i" in opts:
             ns = self.glb
         else:
-            from .cell import sage_globals, python_globals
-            ns = sage_globals() if self.lang == "sage" else python_globals()
+            ns = namespaces.sage_globals() if self.lang == "sage" else namespaces.python_globals()
             ns["__file__"] = path
         argv = sys.argv
         sys.argv = words

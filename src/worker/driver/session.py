@@ -41,7 +41,7 @@ import signal
 import sys
 import time
 
-from . import background, cell, confine, driver_code, figures, files, jobcg, magics, netrelay, pipenv, procs, written
+from . import background, cell, confine, driver_code, figures, files, jobcg, magics, namespaces, netrelay, pipenv, procs, written
 from .channel import Channel, Malformed
 from .interp import PyInterp, ShellInterp
 
@@ -109,7 +109,7 @@ class Controller:
         sage = None
         if self.lang == "sage":
             try:
-                self.pristine = cell.sage_globals()
+                self.pristine = namespaces.sage_globals()
                 cell.sage_preparse("x = 1\n")
                 from sage.version import version as sage
                 from .warmup import SAGE_WARMUPS
@@ -117,7 +117,7 @@ class Controller:
             except BaseException:
                 self.import_error = traceback.format_exc()
         elif self.lang == "python":
-            self.pristine = cell.python_globals()
+            self.pristine = namespaces.python_globals()
         if self.lang != "shell":
             # Graphics become figures in every call (the interpreter, a
             # fork of this controller, inherits the hooks; figures.py).
@@ -125,7 +125,7 @@ class Controller:
             magics.load()  # IPython's transformer for %magics, once (magics.py)
         # The driver's own first-use costs (tokenize's regexes, the
         # compiler) are paid once here, not by every interpreter's first call.
-        cell.run_cell("_sb = 1\n_sb\n", cell.python_globals(), "<cell 0>")
+        cell.run_cell("_sb = 1\n_sb\n", namespaces.python_globals(), "<cell 0>")
         import builtins
         builtins.__dict__.pop("_", None)
         import gc

@@ -30,7 +30,7 @@ forked (confine, reseed, pre-touch, run, exit) is child.py."""
 import os
 import sys
 
-from . import cell, child, confine, driver_code, figures, forker, job, magics, memory, pari_stack, pipenv, sage_tmp
+from . import cell, child, confine, driver_code, figures, forker, job, magics, memory, namespaces, pari_stack, pipenv, sage_tmp
 from .channel import Channel, Malformed
 from .child import GO, us as _us
 from .janitor import Janitor
@@ -149,7 +149,7 @@ class Worker:
         if self.kind == "sage" and not self.one_job:
             self.huge_arenas = memory.huge_arenas()
             try:
-                self.glb = cell.sage_globals()
+                self.glb = namespaces.sage_globals()
                 cell.sage_preparse("x = 1\n")
                 from sage.version import version as sage_version
             except BaseException:
@@ -165,7 +165,7 @@ class Worker:
             magics.load()
         # The driver's own first-use costs (tokenize's regexes, the
         # compiler) are paid here, not by each job's child.
-        cell.run_cell("_sb = 1\n_sb\n", cell.python_globals())
+        cell.run_cell("_sb = 1\n_sb\n", namespaces.python_globals())
         import builtins
         builtins.__dict__.pop("_", None)  # as in a fresh interpreter
         import gc
