@@ -6,15 +6,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/exit_status.h"
 #include "cli/cli.h"
+#include "core/display_out.h"
+#include "core/exit_status.h"
 #include "core/job.h"
 #include "core/result.h"
+#include "runner/runner.h"
+#include "runner/warm/driver_code.h"
 #include "sandbox/registry.h"
 #include "sandbox/sandbox.h"
-#include "runner/warm/driver_code.h"
-#include "runner/runner.h"
-#include "tools/figures.h"
 #include "util/buf.h"
 #include "util/fd.h"
 #include "util/utf8.h"
@@ -82,16 +82,18 @@ static int read_code(const char *path, struct sb_buf *code)
 /* Save each figure shown as dir/figure-N.png, never over an existing file
  * (O_EXCL) nor through a symlink; a saved one's saved_path is set. -1: some
  * could not be saved (said on stderr). */
-static int save_figures(int dfd, const char *dir, struct sb_figures *figs)
+static int save_figures(int dfd, const char *dir, struct sb_display *d)
 {
 	int rc = 0;
-	for (size_t i = 0; i < figs->n; i++) {
-		struct sb_figure *f = &figs->v[i];
+	for (size_t i = 0; i < d->n; i++) {
+		struct sb_display_item *f = &d->v[i];
+		if (f->kind->cls != SB_DCLASS_FIGURE)
+			continue;
 		char name[32], path[4200];
 		snprintf(name, sizeof name, "figure-%u.png", f->index);
 		snprintf(path, sizeof path, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", name);
 		SB_AUTO_FD fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-		if (fd < 0 || sb_write_all(fd, f->png, f->len)) {
+		if (fd < 0 || sb_write_all(fd, f->data, f->len)) {
 			fprintf(stderr, "sagebox: --figures: cannot save %s: %s%s\n", path, strerror(errno),
 				errno == EEXIST ? " (never overwritten: use an empty directory)" : "");
 			rc = -1;
@@ -121,8 +123,8 @@ static void print_plain(const struct sb_result *res, bool saving)
 	if (res->out.truncated || res->err.truncated)
 		fprintf(stderr, "sagebox: output was longer than %zu KiB per stream: the middle was cut\n",
 			res->max_bytes_per_stream / 1024);
-	sb_figures_text(stderr, &res->figures);
-	if (res->figures.n && !saving)
+	sb_display_text(stderr, &res->display);
+	if (res->display.by_class[SB_DCLASS_FIGURE].kept && !saving)
 		fprintf(stderr, "sagebox: figures are not saved: add --figures DIR to save them\n");
 }
 
@@ -208,7 +210,7 @@ int sb_cli_run(int argc, char **argv)
 	sb_runner_run(runner, &job, NULL, &ro); /* (stateless: always a result) */
 	struct sb_result res = ro.res;
 	if (fig_dfd >= 0)
-		save_figures(fig_dfd, fig_dir, &res.figures);
+		save_figures(fig_dfd, fig_dir, &res.display);
 	if (json) {
 		sb_cli_print_json(sb_result_to_json(&res));
 	} else {

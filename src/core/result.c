@@ -1,6 +1,4 @@
-#include "core/exit_status.h"
 #include "core/result.h"
-#include "util/utf8.h"
 
 #include <signal.h>
 #include <stdarg.h>
@@ -8,10 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/display_out.h"
+#include "core/exit_status.h"
+#include "util/utf8.h"
+
 void sb_result_init(struct sb_result *r)
 {
 	memset(r, 0, sizeof *r);
 	r->exit_code = -1;
+	sb_display_init(&r->display);
 }
 
 void sb_result_free(struct sb_result *r)
@@ -22,7 +25,7 @@ void sb_result_free(struct sb_result *r)
 	free(r->hint);
 	json_decref(r->sandbox);
 	json_decref(r->written);
-	sb_figures_free(&r->figures);
+	sb_display_free(&r->display);
 	sb_result_init(r);
 }
 
@@ -88,7 +91,7 @@ json_t *sb_result_to_json(const struct sb_result *r)
 		if (r->hint)
 			json_object_set_new(o, "hint", json_string(r->hint));
 	}
-	sb_figures_to_json(&r->figures, o);
+	sb_display_to_json(&r->display, o);
 	json_object_set(o, "sandbox", r->sandbox ? r->sandbox : json_null());
 	return o;
 }

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/figure.h"
+#include "core/display.h"
 
 struct sb_stream {
 	char *data;          /* NUL-terminated; head + marker + tail when truncated */
@@ -39,7 +39,7 @@ struct sb_result {
 	char *internal_error; /* non-NULL: the sandbox failed, not the code */
 	char *hint;           /* what to do about internal_error, or NULL */
 	json_t *sandbox;      /* what was enforced, as verified at run time (owned) */
-	struct sb_figures figures; /* what the code displayed (core/figure.h) */
+	struct sb_display display; /* what the code displayed, in order (core/display.h) */
 	/* A session's call: the files it wrote, new or changed, as paths
 	 * relative to the workspace (a JSON array of strings, owned; NULL:
 	 * none), at most SB_WRITTEN_MAX, and how many more there were. */
@@ -57,8 +57,8 @@ void sb_result_forget_own_kill(struct sb_result *r);
 /* The process exit status `sagebox run` should use: the code's own status,
  * 128+signal when killed by one, 124 on timeout, 125 on sandbox failure. */
 int sb_result_exit_status(const struct sb_result *r);
-/* The seed-compatible JSON object (new reference); figures as metadata
- * only (never their bytes). */
+/* The seed-compatible JSON object (new reference); what was displayed as
+ * core/display_out.h gives it (a figure's metadata, never its bytes). */
 json_t *sb_result_to_json(const struct sb_result *r);
 /* One line for a model or a person: "exit status 0", "timed out after 30 s"... */
 void sb_result_verdict(const struct sb_result *r, char *buf, size_t size);

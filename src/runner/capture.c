@@ -128,8 +128,8 @@ int sb_capture_finish(const struct sb_capture *c, struct sb_stream *out)
 static int sink_write(struct sb_sink *k, enum sb_stream_id st, const char *p, size_t n)
 {
 	struct sb_capture_sink *c = (struct sb_capture_sink *)k;
-	if (st == SB_STREAM_FIGURES)
-		return sb_figstream_feed(&c->figs, p, n);
+	if (st == SB_STREAM_DISPLAY)
+		return sb_display_stream_feed(&c->stream, p, n);
 	return sb_capture_add(st == SB_STREAM_STDOUT ? &c->out : &c->err, p, n);
 }
 
@@ -140,11 +140,11 @@ static char *sink_tail(struct sb_sink *k, size_t n, size_t *len)
 
 static const struct sb_sink_ops capture_sink_ops = {.write = sink_write, .tail = sink_tail};
 
-int sb_capture_sink_init(struct sb_capture_sink *c, size_t cap)
+int sb_capture_sink_init(struct sb_capture_sink *c, size_t cap, const char *saved_dir)
 {
 	c->sink = (struct sb_sink){.ops = &capture_sink_ops, .flood_bytes = (uint64_t)cap * sb_sup_policy.flood_factor};
-	c->figures = (struct sb_figures){0};
-	sb_figstream_init(&c->figs, &c->figures);
+	sb_display_init(&c->display);
+	sb_display_stream_init(&c->stream, &c->display, saved_dir);
 	if (sb_capture_init(&c->out, "stdout", cap) == 0 && sb_capture_init(&c->err, "stderr", cap) == 0)
 		return 0;
 	sb_capture_free(&c->out);
@@ -158,8 +158,8 @@ void sb_capture_sink_finish(struct sb_capture_sink *c, struct sb_result *res)
 		res->internal_error = strdup("out of memory while collecting output");
 	sb_capture_free(&c->out);
 	sb_capture_free(&c->err);
-	sb_figstream_end(&c->figs);
-	sb_figures_free(&res->figures);
-	res->figures = c->figures;
-	c->figures = (struct sb_figures){0};
+	sb_display_stream_end(&c->stream);
+	sb_display_free(&res->display);
+	res->display = c->display;
+	sb_display_init(&c->display);
 }

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "core/result.h"
-#include "runner/figstream.h"
+#include "runner/display_stream.h"
 #include "runner/supervise.h"
 
 struct sb_capture {
@@ -36,18 +36,19 @@ int sb_capture_finish(const struct sb_capture *c, struct sb_stream *out);
 
 /* The supervisor's sink for a call: a job's two streams, each under the
  * same cap (a stream writing flood_factor times the cap stops the job), and
- * the figures it displayed, under their caps (runner/figstream.h). */
+ * what it displayed, under their caps (runner/display_stream.h). */
 struct sb_capture_sink {
 	struct sb_sink sink; /* first: the supervisor's view */
 	struct sb_capture out, err;
-	struct sb_figures figures;
-	struct sb_figstream figs;
+	struct sb_display display;
+	struct sb_display_stream stream;
 };
 
-/* On failure neither stream is allocated. */
-int sb_capture_sink_init(struct sb_capture_sink *c, size_t cap);
+/* On failure neither stream is allocated. saved_dir: as
+ * sb_display_stream_init's (a session's call: its workspace). */
+int sb_capture_sink_init(struct sb_capture_sink *c, size_t cap, const char *saved_dir);
 /* Fill res->out, res->err (an internal error when memory runs out) and
- * res->figures, then free the captures. */
+ * res->display, then free the captures. */
 void sb_capture_sink_finish(struct sb_capture_sink *c, struct sb_result *res);
 
 #endif

@@ -171,7 +171,7 @@ static void run_stateless(struct sb_runner *r, const struct sb_job *job, const s
 			  struct sb_result *res)
 {
 	struct sb_capture_sink cs;
-	if (sb_capture_sink_init(&cs, job->limits.output_bytes)) {
+	if (sb_capture_sink_init(&cs, job->limits.output_bytes, NULL)) {
 		res->internal_error = strdup("out of memory");
 		return;
 	}

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/figure.h"
+#include "core/display_caps.h"
 #include "util/clock.h"
 
 const struct sb_sup_policy sb_sup_policy = {
@@ -107,7 +107,7 @@ static const struct {
 } stream_names[] = {
 	{"stdout", SB_STREAM_STDOUT},
 	{"stderr", SB_STREAM_STDERR},
-	{"figures", SB_STREAM_FIGURES},
+	{"display", SB_STREAM_DISPLAY},
 };
 
 int sb_stream_by_name(const char *name)
@@ -120,8 +120,12 @@ int sb_stream_by_name(const char *name)
 
 uint64_t sb_sink_flood_bytes(const struct sb_sink *k, enum sb_stream_id st)
 {
-	return st == SB_STREAM_FIGURES ? (uint64_t)sb_figure_caps.max_total_bytes * sb_sup_policy.flood_factor
-				       : k->flood_bytes;
+	if (st != SB_STREAM_DISPLAY)
+		return k->flood_bytes;
+	uint64_t most = 0;
+	for (int c = 0; c < SB_DCLASSES; c++)
+		most += sb_display_classes[c].caps.max_total_bytes;
+	return most * sb_sup_policy.flood_factor;
 }
 
 void sb_sup_exited(struct sb_sup *s)

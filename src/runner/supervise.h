@@ -77,17 +77,18 @@ extern const struct sb_sup_policy sb_sup_policy;
 struct sb_sup;
 
 /* ---- sinks: where a job's output goes */
-/* The code's two text streams, and the figure stream (runner/figstream.h:
- * records of PNG figures, never mixed into the text). */
-enum sb_stream_id { SB_STREAM_STDOUT, SB_STREAM_STDERR, SB_STREAM_FIGURES, SB_STREAMS };
+/* The code's two text streams, and the display stream
+ * (runner/display_stream.h: records of what the code displayed, figures
+ * among them, never mixed into the text). */
+enum sb_stream_id { SB_STREAM_STDOUT, SB_STREAM_STDERR, SB_STREAM_DISPLAY, SB_STREAMS };
 /* The stream a worker's or a session's out frame names ("stdout",
- * "stderr", "figures", as the driver names them); -1 for any other. */
+ * "stderr", "display", as the driver names them); -1 for any other. */
 int sb_stream_by_name(const char *name);
 
 struct sb_sink;
 struct sb_sink_ops {
 	/* Keep (or drop) n bytes the code wrote to a stream (a sink that does
-	 * not keep figures drops SB_STREAM_FIGURES). -1: out of memory; the
+	 * not keep displayed items drops SB_STREAM_DISPLAY). -1: out of memory; the
 	 * job is then stopped as a sandbox error. */
 	int (*write)(struct sb_sink *k, enum sb_stream_id st, const char *p, size_t n);
 	/* The last up to n bytes of stdout kept so far, valid UTF-8, malloc'd
@@ -99,15 +100,15 @@ struct sb_sink {
 	const struct sb_sink_ops *ops;
 	/* Per text stream: a stream writing more than this is a flood and the
 	 * job is stopped (result: output_limit_exceeded). The capture sink sets
-	 * its cap times flood_factor; a job log its own limit. The figure
+	 * its cap times flood_factor; a job log its own limit. The display
 	 * stream's limit is the policy's (sb_sink_flood_bytes). */
 	uint64_t flood_bytes;
 };
 
 /* The flood limit of stream st for sink k: flood_bytes for the text
- * streams; for figures, flood_factor times the figures a result may carry
- * (the driver never sends more than that; a job writing to the figure pipe
- * itself may). */
+ * streams; for the display stream, flood_factor times what a result may
+ * carry of every class (the driver never sends more than that; a job
+ * writing to the display pipe itself may). */
 uint64_t sb_sink_flood_bytes(const struct sb_sink *k, enum sb_stream_id st);
 
 /* ---- feeders: where a job's events come from */

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "core/figure.h"
+#include "core/display_caps.h"
 #include "core/limits.h"
 #include "packages/packages.h"
 #include "tools/tool.h"
@@ -50,8 +50,8 @@ char *sb_tools_instructions(const struct sb_config *cfg)
 		     "- A result with isError true either shows your code's error (read the traceback, fix the "
 		     "code, call again) or says the sandbox itself failed: then call sandbox_status (and "
 		     "sandbox_self_test if needed) and tell the user what it reports instead of retrying.",
-		     cfg->session_idle_minutes, cfg->job_timeout_s, sb_figure_caps.max_count,
-		     (unsigned)sb_figure_caps.max_side, cfg->limits.timeout_s, SB_TIMEOUT_MAX_S,
+		     cfg->session_idle_minutes, cfg->job_timeout_s,
+		     sb_display_classes[SB_DCLASS_FIGURE].caps.max_count, (unsigned)sb_display_max_side, cfg->limits.timeout_s, SB_TIMEOUT_MAX_S,
 		     cfg->limits.memory, cfg->limits.output_bytes / 1024, SB_CODE_MAX_CHARS,
 		     net, cfg->n_shares ? " (except the directories the user shared, read-only under /data)" : "",
 		     bullet) < 0)

@@ -7,7 +7,7 @@
 
 #include "core/limits.h"
 #include "net/note.h"
-#include "tools/figures.h"
+#include "core/display_out.h"
 
 static void put_stream(FILE *f, const struct sb_stream *s)
 {
@@ -87,14 +87,14 @@ char *sb_result_text(const struct sb_result *r, const struct sb_tool *t, const s
 		fputs(has_out ? "\nstderr:\n" : "stderr:\n", f);
 		put_stream(f, &r->err);
 	}
-	bool has_fig = sb_figures_any(&r->figures);
-	if (!has_out && !has_err && !has_fig && !r->internal_error)
+	bool has_display = sb_display_any(&r->display);
+	if (!has_out && !has_err && !has_display && !r->internal_error)
 		fputs(sb_result_ok(r) ? "(no output: print() the values you want to see, or end with an expression)\n"
 				      : "(no output)\n",
 		      f);
 	if (has_out || has_err)
 		fputc('\n', f);
-	sb_figures_text(f, &r->figures);
+	sb_display_text(f, &r->display);
 	sb_result_verdict(r, verdict, sizeof verdict);
 	fprintf(f, "[%s]\n", verdict);
 	truncation(f, "stdout", &r->out, r);

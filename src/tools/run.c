@@ -8,9 +8,9 @@
 
 #include "util/buf.h"
 
+#include "core/display_out.h"
 #include "core/limits.h"
 #include "packages/packages.h"
-#include "tools/figures.h"
 #include "tools/links.h"
 #include "tools/result_text.h"
 #include "tools/sessions.h"
@@ -129,28 +129,10 @@ json_t *sb_run_output_schema(void)
 		"required", "ok", "exit_code", "signal", "timed_out", "output_limit_exceeded", "stdout", "stderr",
 		"duration_ms");
 	json_t *props = json_object_get(o, "properties");
-	/* Figures: their metadata only; the PNGs are the image content blocks. */
-	json_object_set_new(props, "figures",
-			    json_pack("{s:s, s:{s:s, s:{s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}}}}",
-				      "type", "array", "items", "type", "object", "properties", "figure", "type",
-				      "integer", "mime_type", "type", "string", "width", "type", "integer", "height",
-				      "type", "integer", "bytes", "type", "integer", "saved_path", "type", "string"));
-	json_object_set_new(props, "figures_not_shown",
-			    json_pack("{s:s, s:{s:s, s:{s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}}}}", "type", "array",
-				      "items", "type", "object", "properties", "reason", "type", "string", "message",
-				      "type", "string", "count", "type", "integer", "first", "type", "integer"));
-	/* What was displayed, in order (core/display.h); a PNG's bytes are
-	 * also its image content block. */
-	json_object_set_new(
-		props, "display",
-		json_pack("{s:s, s:{s:s, s:[s], s:{s:{s:s, s:[s,s,s,s,s,s]}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s},"
-			  " s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}}}}",
-			  "type", "array", "items", "type", "object", "required", "kind", "properties", "kind", "type",
-			  "string", "enum", "text", "latex", "html", "png", "svg", "threejs", "text", "type", "string",
-			  "latex", "type", "string", "html", "type", "string", "svg", "type", "string", "mimeType",
-			  "type", "string", "data", "type", "string", "width", "type", "integer", "height", "type",
-			  "integer", "scene", "type", "object", "png", "type", "integer"));
-	json_object_set_new(props, "display_not_shown", json_deep_copy(json_object_get(props, "figures_not_shown")));
+	/* What was displayed (core/display_out.h): its kinds' entries, a
+	 * figure's metadata (its bytes are its image content block), and what
+	 * was not shown. */
+	sb_display_schema(props);
 	return o;
 }
 
@@ -224,7 +206,7 @@ static void shape(const struct sb_tool *t, struct sb_tool_ctx *ctx, struct sb_to
 	if (sid)
 		session_note(&b, sid, v);
 	sb_tool_result_text(out, b.data ? b.data : "");
-	sb_tool_result_figures(out, &res->figures);
+	sb_display_content(&res->display, &out->content);
 	if (sid)
 		sb_tool_result_links(out, sid, res);
 	out->is_error = !rec->ok;

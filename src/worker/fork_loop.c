@@ -29,7 +29,7 @@
 #define MADV_COLLAPSE 25   /* Linux 6.1 */
 #endif
 
-/* The spare's fds: job_r, out_w, err_w, fig_w, and trace_w when traced. */
+/* The spare's fds: job_r, out_w, err_w, disp_w, and trace_w when traced. */
 #define MAX_FDS 5
 /* worker -> forker: struct "<dB" (pretouch_after, flags) */
 #define REQUEST_BYTES 9
@@ -85,7 +85,7 @@ static int receive(int sock, unsigned char req[REQUEST_BYTES], int fds[MAX_FDS],
 	ssize_t n;
 	do
 		/* close-on-exec, as the worker's pipes are: no program a job runs
-		 * inherits its figure pipe */
+		 * inherits its display pipe */
 		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
 	while (n < 0 && errno == EINTR);
 	if (n <= 0)

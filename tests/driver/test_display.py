@@ -1,6 +1,6 @@
 """display: Sage's display manager through the driver's backend, from real
 Sage. Each cell runs in a process of its own (the backend is installed once
-per process, as in a worker) with a figure pipe, and the records it wrote
+per process, as in a worker) with a display pipe, and the records it wrote
 are read back in order: text, LaTeX, HTML, PNG, SVG, three.js scenes, and
 the skip records of the display items' caps."""
 import json
@@ -16,22 +16,31 @@ from conftest import WORKER
 pytestmark = pytest.mark.skipif(__import__("importlib.util").util.find_spec("sage") is None, reason="Sage is not installed")
 
 PY = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
-CAPS = {"max_count": 8, "max_image_bytes": 400 << 10, "max_total_bytes": 600 << 10, "max_side": 1024,
-        "max_items": 16, "max_item_bytes": 256 << 10, "max_items_total_bytes": 512 << 10}
+KINDS = {"text": ["t", "item"], "latex": ["l", "item"], "html": ["h", "item"], "png": ["p", "figure"],
+         "svg": ["s", "item"], "threejs": ["j", "item"]}
+
+
+def caps(items=(16, 256 << 10, 512 << 10)):
+    """The run frame's caps (core/display_caps.c's shape), the items' as given."""
+    return {"max_side": 1024, "classes": {"figure": [8, 400 << 10, 600 << 10], "item": list(items)},
+            "kinds": KINDS}
+
+
+CAPS = caps()
 
 # The child: the driver's hooks as a warm worker installs them, Sage
-# imported, one call's figure pipe, then each cell as a session's calls.
+# imported, one call's display pipe, then each cell as a session's calls.
 CHILD = r"""
 import json, os, sys
 sys.path.insert(0, %r)
-from driver import cell, figures, namespaces
-figures.install()
+from driver import cell, hooks, items, namespaces
+hooks.install()
 glb = namespaces.sage_globals()
 caps = json.loads(sys.argv[2])
 for code in json.loads(sys.argv[1]):
-    figures.begin(int(sys.argv[3]), caps, keep_fd=True)
+    items.begin(int(sys.argv[3]), caps, keep_fd=True)
     status = cell.run_source("sage", code, glb)
-    figures.end()
+    items.end()
     sys.stdout.flush()
     if status:
         sys.exit(status)
@@ -39,7 +48,8 @@ for code in json.loads(sys.argv[1]):
 
 
 def run(cells, caps=CAPS):
-    """(stdout, [(kind, body)]) of the cells, run one after the other."""
+    """(stdout, [(type and kind, body)]) of the cells, run one after the
+    other; a figure's body without its saved number."""
     if isinstance(cells, str):
         cells = [cells]
     r, w = os.pipe()
@@ -55,8 +65,7 @@ def run(cells, caps=CAPS):
         n = struct.unpack(">I", data[:4])[0]
         body = data[4:4 + n]
         data = data[4 + n:]
-        recs.append((body[:2].decode() if body[:1] in (b"D", b"X") else body[:1].decode(),
-                     body[2:] if body[:1] in (b"D", b"X") else body[1:]))
+        recs.append((body[:2].decode(), body[6:] if body[:2] == b"Dp" else body[2:]))
     return out.decode(), recs
 
 
@@ -87,7 +96,7 @@ def test_html():
 
 def test_svg_and_png_in_order():
     out, recs = run("p = plot(sin(x), (x, 0, 1))\np.show()\n%display graphics vector\np")
-    assert [k for k, _ in recs] == ["P", "Ds"]
+    assert [k for k, _ in recs] == ["Dp", "Ds"]
     assert recs[0][1].startswith(b"\x89PNG")
     assert recs[1][1].lstrip().startswith(b"<?xml") and b"<svg" in recs[1][1]
 
@@ -95,7 +104,7 @@ def test_svg_and_png_in_order():
 @pytest.mark.parametrize("code", ["y = var('y')\nplot3d(x*y, (x, -1, 1), (y, -1, 1))", "sphere()", "show(sphere(), frame=False)"])
 def test_3d_is_a_scene_then_its_png(code):
     out, recs = run(code)
-    assert out == "" and [k for k, _ in recs] == ["Dj", "P"]
+    assert out == "" and [k for k, _ in recs] == ["Dj", "Dp"]
     scene = json.loads(recs[0][1])
     assert set(scene) == {"options", "bounds", "lights", "ambient", "texts", "points", "lines", "surfaces"}
     assert len(scene["bounds"]) == 2 and set(scene["bounds"][0]) == {"x", "y", "z"}
@@ -106,12 +115,10 @@ def test_3d_is_a_scene_then_its_png(code):
 
 
 def test_caps_are_named():
-    caps = dict(CAPS, max_items=2, max_item_bytes=100)
-    out, recs = run("show(x)\nshow(x^2)\nshow(x^3)\nhtml('y' * 200)", caps)
-    assert recs == [("Dl", b"x"), ("Dl", b"x^{2}"), ("Xc", b""), ("Xc", b"")]
-    caps = dict(CAPS, max_item_bytes=100, max_items_total_bytes=150)
-    out, recs = run("show(html('y' * 200))\nshow(html('a' * 90))\nhtml('b' * 90)", caps)
-    assert recs == [("Xi", b""), ("Dh", b"a" * 90), ("Xt", b"")]
+    out, recs = run("show(x)\nshow(x^2)\nshow(x^3)\nhtml('y' * 200)", caps((2, 100, 512 << 10)))
+    assert recs == [("Dl", b"x"), ("Dl", b"x^{2}"), ("Xl", b"c"), ("Xh", b"c")]
+    out, recs = run("show(html('y' * 200))\nshow(html('a' * 90))\nhtml('b' * 90)", caps((16, 100, 150)))
+    assert recs == [("Xh", b"i"), ("Dh", b"a" * 90), ("Xh", b"t")]
 
 
 def test_python_values_stay_repr():

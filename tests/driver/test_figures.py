@@ -1,8 +1,8 @@
-"""figures: the records a job's figures become (runner/figstream.h reads
-them), the caps the driver applies before the host does, scaling to the
-long-side cap, and the matplotlib hooks. Sage's display backend needs Sage
-and runs in tests/mcp/figures.test.js
-(through the real binary)."""
+"""figures and items: the records a job's figures become on the display
+pipe (runner/display_stream.h reads them), the caps the driver applies
+before the host does, scaling to the long-side cap, and the matplotlib
+hooks. Sage's display backend needs Sage and runs in
+tests/mcp/figures.test.js (through the real binary)."""
 import fcntl
 import io
 import os
@@ -13,11 +13,19 @@ import sys
 import pytest
 
 from conftest import WORKER
-from driver import figures
+from driver import figures, items
 
 PY = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
 F_SETPIPE_SZ = 1031  # linux/fcntl.h (fcntl.F_SETPIPE_SZ from Python 3.10)
-CAPS = {"max_count": 3, "max_image_bytes": 60000, "max_total_bytes": 100000, "max_side": 1024}
+# As the host sends them in the run frame (core/display_caps.c,
+# core/display_kinds.c), with small figure caps.
+KINDS = {"text": ["t", "item"], "latex": ["l", "item"], "html": ["h", "item"], "png": ["p", "figure"],
+         "svg": ["s", "item"], "threejs": ["j", "item"]}
+MAX_COUNT, MAX_IMAGE, MAX_TOTAL = 3, 60000, 100000
+CAPS = {"max_side": 1024, "classes": {"figure": [MAX_COUNT, MAX_IMAGE, MAX_TOTAL], "item": [32, 262144, 327680]},
+        "kinds": KINDS}
+FIGURE = b"Dp"  # an item of kind png: N (4 bytes) then the PNG
+UNSAVED = struct.pack(">I", 0)
 
 Image = pytest.importorskip("PIL.Image")
 plt = pytest.importorskip("matplotlib.pyplot")
@@ -38,7 +46,7 @@ def sender():
     # Room for every record a test writes: nothing reads while it writes.
     fcntl.fcntl(w, F_SETPIPE_SZ, 1 << 20)
     os.set_blocking(r, False)
-    figures.begin(w, CAPS)
+    items.begin(w, CAPS)
     chunks = []
 
     def read():
@@ -50,7 +58,7 @@ def sender():
             chunks.append(b)
         return records(b"".join(chunks))
     yield read
-    figures._out = None
+    items.end()
     plt.close("all")
     os.close(r)
     os.close(w)
@@ -65,8 +73,8 @@ def png_bytes(w, h, noise=False):
 
 def test_a_figure_that_fits_is_sent_as_is(sender):
     data = png_bytes(300, 200)
-    figures._out.png(data)
-    assert sender() == [b"P" + data]
+    figures.png(data)
+    assert sender() == [FIGURE + UNSAVED + data]
 
 
 def test_scaled_to_the_long_side_cap():
@@ -85,29 +93,29 @@ def test_shrunk_to_the_byte_budget_or_none():
 def test_caps_count_total_and_size(sender):
     small = png_bytes(100, 100)
     big = png_bytes(800, 800, noise=True)  # over the per-image cap: shrunk
-    figures._out.png(big)
-    figures._out.png(small)
-    figures._out.png(small)
-    figures._out.png(small)  # the fourth: over the count
+    figures.png(big)
+    figures.png(small)
+    figures.png(small)
+    figures.png(small)  # the fourth: over the count
     recs = sender()
-    assert [r[:1] for r in recs] == [b"P", b"P", b"P", b"S"] and recs[3] == b"Sc"
-    assert len(recs[0]) - 1 <= CAPS["max_image_bytes"]
-    assert sum(len(r) - 1 for r in recs[:3]) <= CAPS["max_total_bytes"]
+    assert [r[:2] for r in recs] == [FIGURE, FIGURE, FIGURE, b"Xp"] and recs[3] == b"Xpc"
+    assert len(recs[0]) - 6 <= MAX_IMAGE
+    assert sum(len(r) - 6 for r in recs[:3]) <= MAX_TOTAL
 
 
 def test_over_the_total_says_so(sender):
     # Each figure is shrunk into what is left of the total, until too
     # little is left: then the driver says so (the count cap is out of the way).
-    figures._out.max_count = 100
+    items.current().caps["figure"] = (100, MAX_IMAGE, MAX_TOTAL)
     noisy = png_bytes(700, 700, noise=True)
     for _ in range(12):
-        figures._out.png(noisy)
+        figures.png(noisy)
     recs = sender()
-    assert recs[0][:1] == b"P" and recs[-1] == b"St", [r[:2] for r in recs]
-    shown = [r[1:] for r in recs if r[:1] == b"P"]
-    assert sum(map(len, shown)) <= CAPS["max_total_bytes"]
-    assert all(len(p) <= CAPS["max_image_bytes"] for p in shown)
-    assert CAPS["max_total_bytes"] - sum(map(len, shown)) < figures.MIN_BUDGET
+    assert recs[0][:2] == FIGURE and recs[-1] == b"Xpt", [r[:3] for r in recs]
+    shown = [r[6:] for r in recs if r[:2] == FIGURE]
+    assert sum(map(len, shown)) <= MAX_TOTAL
+    assert all(len(p) <= MAX_IMAGE for p in shown)
+    assert MAX_TOTAL - sum(map(len, shown)) < figures.MIN_BUDGET
 
 
 def test_a_huge_matplotlib_figure_is_drawn_small(sender):
@@ -115,7 +123,7 @@ def test_a_huge_matplotlib_figure_is_drawn_small(sender):
     fig.gca().plot([1, 2, 3])
     figures.mpl_figure(fig)
     (rec,) = sender()
-    assert figures.png_size(rec[1:]) == (1024, 512)
+    assert figures.png_size(rec[6:]) == (1024, 512)
 
 
 def test_open_figures_are_flushed_in_order_and_closed(sender):
@@ -124,7 +132,7 @@ def test_open_figures_are_flushed_in_order_and_closed(sender):
     plt.figure(a.number)  # the first made current again: order is by number
     figures.flush_open()
     recs = sender()
-    assert [figures.png_size(r[1:]) for r in recs] == [(400, 200), (200, 400)]
+    assert [figures.png_size(r[6:]) for r in recs] == [(400, 200), (200, 400)]
     assert plt.get_fignums() == []
 
 
@@ -132,12 +140,23 @@ def test_display_takes_figures_only(sender):
     fig = plt.figure(figsize=(3, 3))
     assert figures.display(fig) is True
     assert figures.display([1, 2]) is False and figures.display("text") is False
-    assert [figures.png_size(r[1:]) for r in sender()] == [(300, 300)]
+    assert [figures.png_size(r[6:]) for r in sender()] == [(300, 300)]
     assert plt.get_fignums() == []
 
 
+def test_items_under_their_class_caps(sender):
+    out = items.current()
+    assert out.item("latex", b"x^2") is True
+    assert out.item("html", b"h" * 262145) is False         # over one item's cap
+    assert out.item("svg", b"<svg/>") is True
+    assert out.item("nonesuch", b"?") is False              # a kind the host did not name
+    recs = sender()
+    assert recs == [b"Dlx^2", b"Xhi", b"Ds<svg/>"]
+    assert out.sent == {"figure": [0, 0], "item": [2, 9]}
+
+
 def test_no_sender_no_figures():
-    assert figures._out is None
+    assert items.current() is None
     assert figures.display(plt.figure()) is False
     figures.flush_open()  # nothing to send to: nothing happens
     plt.close("all")
@@ -146,46 +165,46 @@ def test_no_sender_no_figures():
 def test_a_broken_pipe_loses_figures_not_the_job():
     r, w = os.pipe()
     os.close(r)
-    figures.begin(w, CAPS)
+    items.begin(w, CAPS)
     try:
         # The write meets EPIPE: no exception reaches the job's code, the
         # figure counts as sent, and the next one is tried the same way.
-        figures._out.png(png_bytes(10, 10))
-        figures._out.png(png_bytes(12, 12))
-        assert figures._out.count == 2
+        figures.png(png_bytes(10, 10))
+        figures.png(png_bytes(12, 12))
+        assert items.current().sent["figure"][0] == 2
     finally:
-        figures._out = None
+        items.end()
         os.close(w)
 
 
-def test_close_ends_the_figure_pipe_for_the_reader():
+def test_close_ends_the_display_pipe_for_the_reader():
     # A job's child closes it before _exit, so the worker sees the end of
     # the job without waiting for the child's memory to be torn down.
     r, w = os.pipe()
-    figures.begin(w, CAPS)
+    items.begin(w, CAPS)
     try:
-        figures.close()
-        assert figures._out is None
+        items.close()
+        assert items.current() is None
         assert os.read(r, 10) == b""  # EOF: no writer is left
         with pytest.raises(OSError):
             os.fstat(w)
     finally:
-        figures._out = None
+        items.end()
         os.close(r)
 
 
 def test_close_leaves_alone_what_the_job_opened_under_the_pipes_number(tmp_path):
     r, w = os.pipe()
-    figures.begin(w, CAPS)
+    items.begin(w, CAPS)
     os.close(w)  # the job closed the pipe ...
     fd = os.open(tmp_path / "mine", os.O_WRONLY | os.O_CREAT)  # ... and opened a file
     try:
         assert fd == w
-        figures.close()
-        assert figures._out is None
+        items.close()
+        assert items.current() is None
         assert os.write(fd, b"still mine") == 10
     finally:
-        figures._out = None
+        items.end()
         os.close(fd)
         os.close(r)
 
@@ -193,11 +212,11 @@ def test_close_leaves_alone_what_the_job_opened_under_the_pipes_number(tmp_path)
 HOOKED = r'''
 import os, struct, sys
 sys.path.insert(0, sys.argv[1])
-from driver import figures
-figures.install()
+from driver import hooks, items
+hooks.install()
 assert "matplotlib.pyplot" not in sys.modules
 r, w = os.pipe()
-figures.begin(w, {"max_count": 8, "max_image_bytes": 1 << 20, "max_total_bytes": 1 << 21, "max_side": 1024})
+items.begin(w, {"max_side": 1024, "classes": {"figure": [8, 1 << 20, 1 << 21]}, "kinds": {"png": ["p", "figure"]}})
 import matplotlib.pyplot as plt    # hooked when imported
 plt.plot([1, 2, 3])
 plt.show()                         # sends it, closes it, and warns of nothing
@@ -208,7 +227,7 @@ data = os.read(r, 1 << 22)
 n = 0
 while data:
     k = struct.unpack(">I", data[:4])[0]
-    assert data[4:5] == b"P" and data[5:13] == b"\x89PNG\r\n\x1a\n"
+    assert data[4:6] == b"Dp" and data[10:18] == b"\x89PNG\r\n\x1a\n"
     data = data[4 + k:]
     n += 1
 print(n, plt.get_fignums())
@@ -228,21 +247,21 @@ def test_a_session_saves_figures_numbered_on_never_over_a_file(tmp_path, monkeyp
     r, w = os.pipe2(os.O_CLOEXEC)
     fcntl.fcntl(w, F_SETPIPE_SZ, 1 << 20)
     try:
-        figures.begin(w, CAPS, save_dir=str(tmp_path), keep_fd=True)
+        items.begin(w, CAPS, save_dir=str(tmp_path), keep_fd=True)
         data = png_bytes(20, 10)
-        figures._out.png(data)
+        figures.png(data)
         # made after the driver looked: a symlink is neither followed nor replaced
         os.symlink("/nonexistent", tmp_path / "figure-4.png")
-        figures._out.png(data)
-        figures.end()
-        assert figures._out is None
+        figures.png(data)
+        items.end()
+        assert items.current() is None
         recs = records(os.read(r, 1 << 20))
     finally:
         os.close(r)
         os.close(w)
     # after the highest number there (2): 3, then 5
-    assert [(rec[:1], struct.unpack(">I", rec[1:5])[0]) for rec in recs] == [(b"F", 3), (b"F", 5)]
-    assert all(rec[5:] == data for rec in recs)
+    assert [(rec[:2], struct.unpack(">I", rec[2:6])[0]) for rec in recs] == [(FIGURE, 3), (FIGURE, 5)]
+    assert all(rec[6:] == data for rec in recs)
     assert (tmp_path / "figure-3.png").read_bytes() == data and (tmp_path / "figure-5.png").read_bytes() == data
     assert (tmp_path / "figure-2.png").read_bytes() == b"theirs" and os.readlink(tmp_path / "figure-4.png")
     assert not os.path.exists("/nonexistent")

@@ -1,13 +1,15 @@
 /* Fuzz target: the path of a job's output from the sandbox to the model —
  * the head+tail capture under a cap (runner/capture.c), its progress tail,
- * UTF-8 repair, the result object (core/result.c) and the text block a run
+ * UTF-8 repair, what it displayed (runner/display_stream.c, core/display*.c),
+ * the result object (core/result.c) and the text block a run
  * tool returns (tools/result_text.c). The code in the sandbox writes
  * whatever bytes it likes.
  *
  * Input: byte 0 picks the cap, byte 1 the size of the pieces the output
  * arrives in, byte 2 the verdict (exit code, signal, timeout, flood, a
  * sandbox error) and the tool, the rest is the output; each piece goes to
- * stdout or stderr by its first byte. Checked: everything handed on is
+ * stdout, stderr or the display stream (runner/display_stream.c) by its
+ * first byte. Checked: everything handed on is
  * valid UTF-8 (the result object holds the captured text itself, never the
  * placeholder for unencodable output, and the tool's text block is a JSON
  * string); output within the cap comes back whole (invalid bytes replaced);
@@ -18,6 +20,7 @@
 #include <string.h>
 
 #include "config/config.h"
+#include "core/display_out.h"
 #include "runner/capture.h"
 #include "tools/result_text.h"
 #include "tools/run.h"
@@ -54,7 +57,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* The supervisor's sink for a call, driven through its ops. */
 	struct sb_capture_sink cs;
-	if (sb_capture_sink_init(&cs, cap) < 0)
+	if (sb_capture_sink_init(&cs, cap, NULL) < 0)
 		abort();
 	struct sb_sink *k = &cs.sink;
 	SB_AUTO_BUF wout = {0};
@@ -62,6 +65,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t off = 0; off < size; off += piece) {
 		size_t n = size - off < piece ? size - off : piece;
 		bool to_err = data[off] & 1;
+		if ((data[off] & 6) == 6) {
+			/* the display stream's records (runner/display_stream.c) */
+			if (k->ops->write(k, SB_STREAM_DISPLAY, (const char *)data + off, n) < 0)
+				abort();
+			continue;
+		}
 		if (k->ops->write(k, to_err ? SB_STREAM_STDERR : SB_STREAM_STDOUT, (const char *)data + off, n) < 0)
 			abort();
 		sb_buf_append(to_err ? &werr : &wout, data + off, n);
@@ -98,6 +107,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_stream(&r.out, &wout, json_object_get(j, "stdout"));
 	check_stream(&r.err, &werr, json_object_get(j, "stderr"));
 	json_decref(j);
+	json_t *content = NULL;
+	sb_display_content(&r.display, &content);
+	json_decref(content);
 
 	struct sb_config cfg;
 	sb_config_defaults(&cfg);

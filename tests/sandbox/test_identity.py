@@ -109,14 +109,14 @@ def test_enforced_report_is_verified_and_honest():
 
 
 def test_only_stdio_descriptors_inherited():
-    r = run("import os, sys\nfig = sys.modules['sagebox_driver.figures']._out\nprint(fig.fd)\n"
+    r = run("import os, sys\nfig = sys.modules['sagebox_driver.items']._out\nprint(fig.fd)\n"
             "for fd in sorted(os.listdir('/proc/self/fd'), key=int):\n"
             "    try: print(fd, os.readlink('/proc/self/fd/' + fd), open('/proc/self/fdinfo/' + fd).read().split()[3])\n"
             "    except OSError: print(fd, '-', 0)\n")
     fig, *lines = r.out.splitlines()
     fds = {fd: (what, int(flags, 8)) for fd, what, flags in (line.split(" ") for line in lines)}
     # 0 1 2, the descriptor listdir itself opened (closed by now: '-'), and
-    # the job's own figure pipe, close-on-exec: no program it runs inherits
+    # the job's own display pipe, close-on-exec: no program it runs inherits
     # it (docs/WARM.md, "Figures")
     assert fds[fig][0].startswith("pipe:") and fds[fig][1] & os.O_CLOEXEC, r
     assert sum(what == "-" for what, _ in fds.values()) <= 1, r

@@ -91,7 +91,7 @@ static void test_output_that_came_with_started(void)
 
 	/* the supervisor, 300 ms (then the job is killed: a jobkill frame) */
 	struct sb_capture_sink cap;
-	CHECK(sb_capture_sink_init(&cap, 1 << 16) == 0);
+	CHECK(sb_capture_sink_init(&cap, 1 << 16, NULL) == 0);
 	struct sb_sup sup;
 	sb_sup_init(&sup, &x.f, &cap.sink, 300, NULL, &quick);
 	sb_sup_run(&sup);
@@ -166,7 +166,7 @@ static void test_a_call_rejects_what_a_worker_would(void)
 		from_controller(s, SB_WP_OUT, x.in.id, "fine\n");
 		from_controller_on(s, bad[i].type, x.in.id, bad[i].stream, "x");
 		struct sb_capture_sink cap;
-		CHECK(sb_capture_sink_init(&cap, 1 << 16) == 0);
+		CHECK(sb_capture_sink_init(&cap, 1 << 16, NULL) == 0);
 		struct sb_sup sup;
 		sb_sup_init(&sup, &x.f, &cap.sink, 5000, NULL, &quick);
 		sb_sup_run(&sup);

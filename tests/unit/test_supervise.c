@@ -113,7 +113,7 @@ static void job_start(struct job *j, const struct sb_feeder_ops *ops, bool self_
 {
 	tfeed_init(&j->t, ops, self_timed);
 	sb_result_init(&j->res);
-	if (sb_capture_sink_init(&j->cs, cap))
+	if (sb_capture_sink_init(&j->cs, cap, NULL))
 		abort();
 	sb_sup_init(&j->s, &j->t.f, &j->cs.sink, timeout_ms, hooks, &fast);
 }

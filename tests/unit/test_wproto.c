@@ -57,8 +57,8 @@ static void test_warm_job_in_order(void)
 	CHECK(ev.type == SB_WP_STARTED && j.started);
 	CHECK(feed(&j, SB_WP_OUT, "{\"type\": \"out\", \"id\": 7, \"stream\": \"stderr\"}", "abc", &ev, why) == 0);
 	CHECK(ev.type == SB_WP_OUT && ev.stream == SB_STREAM_STDERR && ev.payload_len == 3);
-	CHECK(feed(&j, SB_WP_OUT, "{\"type\": \"out\", \"id\": 7, \"stream\": \"figures\"}", "F", &ev, why) == 0);
-	CHECK(ev.stream == SB_STREAM_FIGURES);
+	CHECK(feed(&j, SB_WP_OUT, "{\"type\": \"out\", \"id\": 7, \"stream\": \"display\"}", "F", &ev, why) == 0);
+	CHECK(ev.stream == SB_STREAM_DISPLAY);
 	CHECK(feed(&j, SB_WP_DONE,
 		   "{\"type\": \"done\", \"id\": 7, \"exit_code\": 3, \"signal\": 0, \"timed_out\": true, "
 		   "\"cancelled\": false, \"flooded\": false}",

@@ -106,8 +106,8 @@ print(out)
 def test_job_cannot_reach_the_protocol_channel(healthy):
     r = healthy.run(r"""
 import os, errno, sys
-# the job's own figure pipe is its to write (the host checks what comes)
-fig = sys.modules['sagebox_driver.figures']._out.fd
+# the job's own display pipe is its to write (the host checks what comes)
+fig = sys.modules['sagebox_driver.items']._out.fd
 fds = sorted(int(f) for f in os.listdir('/proc/self/fd'))
 ppid = os.getppid()
 reached = []

@@ -1,15 +1,15 @@
-"""Figures from a job that writes its own records to its figure pipe (the
+"""Figures from a job that writes its own records to its display pipe (the
 fd the driver gave it; any code can find it): the host checks every record
-and every PNG itself (runner/figstream.c), keeps the good ones, names what
-it refused, and stops a job that floods the pipe. The worker survives and
-serves the next call (the `healthy` fixture)."""
+and every PNG itself (runner/display_stream.c), keeps the good ones, names
+what it refused, and stops a job that floods the pipe. The worker survives
+and serves the next call (the `healthy` fixture)."""
 import base64
 import struct
 
 from conftest import ok
 
-# Where the job finds the pipe: the driver's figures module holds the fd.
-FD = "import sys, os, struct\n_fd = sys.modules['sagebox_driver.figures']._out.fd\n"
+# Where the job finds the pipe: the driver's items module holds the fd.
+FD = "import sys, os, struct\n_fd = sys.modules['sagebox_driver.items']._out.fd\n"
 
 
 def chunk(kind, data):
@@ -26,10 +26,14 @@ def record(body):
     return struct.pack(">I", len(body)) + body
 
 
+# A figure's record starts so: an item of kind png, not saved (N = 0).
+FIG = b"Dp\0\0\0\0"
+
+
 def test_bad_records_are_refused_and_good_ones_kept(healthy):
     good = fake_png(30, 20)
-    writes = [record(b"Pnot a png"), record(b"P" + fake_png(5000, 10)), record(b"P" + good),
-              record(b"Q??"), struct.pack(">I", 1000) + b"Pshort"]
+    writes = [record(FIG + b"not a png"), record(FIG + fake_png(5000, 10)), record(FIG + good),
+              record(b"Q??"), struct.pack(">I", 1000) + FIG + b"short"]
     code = FD + "".join(f"os.write(_fd, {w!r})\n" for w in writes) + "os.close(_fd)\nprint('wrote')\n"
     r = healthy.call("run_python", {"code": code})
     res = r["structuredContent"]
@@ -45,7 +49,7 @@ def test_bad_records_are_refused_and_good_ones_kept(healthy):
     assert "[4 figures not shown, the first is figure 1: not a PNG the host accepts (no PNG signature)]" in text
 
 
-def test_a_flood_of_the_figure_pipe_stops_the_job(healthy):
+def test_a_flood_of_the_display_pipe_stops_the_job(healthy):
     code = FD + "os.set_blocking(_fd, True)\nblock = b'P' * (1 << 20)\nwhile True:\n    os.write(_fd, block)\n"
     r = healthy.run(code, timeout_s=60)
     assert r["output_limit_exceeded"] is True and r["ok"] is False, r
@@ -53,7 +57,7 @@ def test_a_flood_of_the_figure_pipe_stops_the_job(healthy):
 
 
 def test_a_figure_from_an_exit_handler_still_arrives(healthy):
-    # The child closes its figure pipe before _exit (so the worker sees the
+    # The child closes its display pipe before _exit (so the worker sees the
     # job's end at once), but only after the job's own exit handlers ran.
     code = ("import atexit\nimport matplotlib.pyplot as plt\n"
             "def last():\n    plt.plot([1, 2, 3])\n    plt.show()\n"

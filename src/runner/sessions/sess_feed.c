@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/display_kinds.h"
 #include "core/paths.h"
 #include "runner/capture.h"
 #include "util/clock.h"
@@ -210,18 +211,18 @@ void sess_run_call(struct sess *s, const struct sb_job *job, const struct sb_run
 {
 	struct sess_feeder x;
 	struct sb_capture_sink cap;
-	if (sess_feeder_init(&x, s, false) || sb_capture_sink_init(&cap, job->limits.output_bytes)) {
+	/* The call's figures are saved in the workspace as figure-N.png; the
+	 * result names them so. */
+	if (sess_feeder_init(&x, s, false) ||
+	    sb_capture_sink_init(&cap, job->limits.output_bytes, SB_SANDBOX_WORKSPACE)) {
 		res->internal_error = strdup("out of memory");
 		return;
 	}
-	/* The call's figures are saved in the workspace as figure-N.png; the
-	 * result names them so. */
-	cap.figs.saved_dir = SB_SANDBOX_WORKSPACE;
 	struct sb_sup sup;
 	sb_sup_init(&sup, &x.f, &cap.sink, (uint64_t)job->limits.timeout_s * 1000, hooks, NULL);
 	json_t *h = json_pack("{s:s, s:I, s:s}", "type", "run", "id", x.in.id, "lang", sb_lang_name(job->lang));
 	json_object_set_new(h, "code_bytes", json_integer((json_int_t)job->code_len));
-	json_object_set_new(h, "figures", sb_figure_caps_json());
+	json_object_set_new(h, "display", sb_display_caps_json());
 	if (sess_send(s, h, job->code, job->code_len))
 		sb_sup_broken(&sup, "session %s ended before the call could start", s->id);
 	else

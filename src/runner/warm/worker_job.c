@@ -1,6 +1,6 @@
 /* One job on a worker, host side: the supervisor's feeder for the worker's
  * frames. It sends the code in a run frame, turns out frames into output
- * (stdout, stderr and the figure stream), started/done into the job's life,
+ * (stdout, stderr and the display stream), started/done into the job's life,
  * and asks for a soft stop with a cancel frame. A warm worker enforces the
  * timeout itself (self_timed): the host's deadline is a later backstop. A
  * fresh sandbox's worker (fresh isolation) gets the job before it is ready,
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/figure.h"
+#include "core/display_kinds.h"
 #include "runner/pipes.h"
 #include "runner/supervise.h"
 #include "runner/warm/worker.h"
@@ -166,8 +166,9 @@ static const struct sb_feeder_ops frames_ops = {
  * as code_bytes raw bytes, so that the worker can splice it into the job's
  * pipe without ever holding it (a later job's child, a fork of the worker,
  * would inherit it). The worker applies the host's policy
- * inside: the flood limits (max_output, max_figure_bytes), the exit grace,
- * and the figure caps the driver scales and shrinks figures to. */
+ * inside: the flood limits (max_output, max_display_bytes), the exit grace,
+ * and the display caps the driver holds its items to (it scales and shrinks
+ * figures to them). */
 static int encode_run(struct frames_feeder *x, const struct sb_job *job, const struct sb_sink *sink)
 {
 	json_t *h = json_pack("{s:s, s:I, s:s, s:I, s:I, s:I, s:I, s:{s:I, s:I, s:I}}", "type", "run", "id", x->wj.id,
@@ -177,9 +178,9 @@ static int encode_run(struct frames_feeder *x, const struct sb_job *job, const s
 			      "memory_bytes", (json_int_t)job->limits.memory_bytes, "nofile", (json_int_t)job->limits.nofile,
 			      "fsize_bytes", (json_int_t)job->limits.fsize_bytes);
 	if (h) {
-		json_object_set_new(h, "max_figure_bytes",
-				    json_integer((json_int_t)sb_sink_flood_bytes(sink, SB_STREAM_FIGURES)));
-		json_object_set_new(h, "figures", sb_figure_caps_json());
+		json_object_set_new(h, "max_display_bytes",
+				    json_integer((json_int_t)sb_sink_flood_bytes(sink, SB_STREAM_DISPLAY)));
+		json_object_set_new(h, "display", sb_display_caps_json());
 	}
 	if (h && sb_trace_on())
 		json_object_set_new(h, "trace", json_true());

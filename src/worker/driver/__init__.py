@@ -11,7 +11,9 @@
 #
 # The modules, one concern each:
 #   cell      how a job's code runs: Sage preparse, last-expression display,
-#             the `;` rule, tracebacks, the job's argv
+#             tracebacks, the job's argv; source: a cell's source as the
+#             REPL reads it (its name, the `;` rule, compiled); namespaces:
+#             the globals it runs in (Sage's, plain Python's)
 #   magics    IPython and Sage REPL syntax (%time, %display, !cmd, x?) through
 #             IPython's own transformer, for a cell that does not compile;
 #             pinfo: what x? and x?? print
@@ -24,8 +26,12 @@
 #   janitor   the between-jobs file and IPC reset, in a process of its own
 #   forker    (Python worker) forks the spares from a copy of the worker
 #             that runs no Python; fork_loop.c is its loop
-#   figures   figures a job displays (Sage show, plots as the last
-#             expression, matplotlib) as PNG records on a pipe of their own
+#   items     what a job displays, as records on a pipe of their own
+#             under the host's caps (the kinds and caps come in the run
+#             frame); figures: its figures (Sage show, plots as the last
+#             expression, matplotlib) as PNGs; display: Sage's display
+#             manager's backend (LaTeX, HTML, SVG, 3D scenes, text);
+#             hooks: both installed once, inherited by every job
 #   zygote    the worker: set-up, the serve loop, spares, warm-ups; one
 #             job (fresh)
 #   job       one job in the worker: hand-over, output relay, deadline,

@@ -11,7 +11,7 @@ it."""
 import os
 import sys
 
-from . import cell, confine, figures, memory, namespaces, pari_stack, sage_tmp
+from . import cell, confine, items, memory, namespaces, pari_stack, sage_tmp
 from .channel import Channel
 
 JOB_FRAME_MAX = 1 << 16  # the frame a spare gets on its job pipe
@@ -39,14 +39,14 @@ def us():
 
 
 def run(w, work, keep, close, pretouch_after=0.0, trace_w=-1):
-    """Become the job: keep (job_r, out_w, err_w, fig_w) are the spare's
+    """Become the job: keep (job_r, out_w, err_w, disp_w) are the spare's
     ends of its pipes, close every other fd of the worker. Never returns."""
     # _signal, not signal: signal.signal turns the old handler (the
     # worker's lambda) into a Handlers enum member, fails, and formats the
     # error it then drops: ~45 copy-on-write faults in a new fork
     # (docs/WARM.md).
     import _signal
-    job_r, out_w, err_w, fig_w = keep
+    job_r, out_w, err_w, disp_w = keep
     status = 1
     try:
         # Stops: user code writing frames into the protocol channel,
@@ -118,9 +118,9 @@ def run(w, work, keep, close, pretouch_after=0.0, trace_w=-1):
             except OSError:
                 pass
             os.close(trace_w)
-        # Besides fds 0-2, the job holds only its figure pipe
+        # Besides fds 0-2, the job holds only its display pipe
         # (close-on-exec: no program it runs inherits it).
-        figures.begin(fig_w, hdr.get("figures"))
+        items.begin(disp_w, hdr.get("display"))
         status = _run_job(w, lang, code, hdr.get("limits") or {})
     except BaseException:
         try:
@@ -239,7 +239,7 @@ def _run_job(w, lang, code, limits):
 def exit_job(status):
     """Leave as `python3 file.py` would: wait for non-daemon
     threads, run atexit handlers, flush. Then close the output and the
-    figure pipe before _exit, so the worker sees the end of the job at once
+    display pipe before _exit, so the worker sees the end of the job at once
     (it reads the status from /proc while the kernel tears down the address
     space)."""
     import atexit
@@ -262,7 +262,7 @@ def exit_job(status):
         except BaseException:
             pass
     status = status & 0xff if isinstance(status, int) else 1
-    figures.close()
+    items.close()
     for fd in (1, 2):
         try:
             os.close(fd)

@@ -16,16 +16,11 @@ Each object shown is recorded, in order, in the richest form Sage gives it:
                                     three.js page consumes it, then its PNG
                                     rendered by Tachyon as a figure (as before)
 
-Items go on the job's figure pipe as records of their own (figures.py):
-
-    body := b"D" kind UTF-8-text         kind: b"t" text, b"l" latex,
-                                         b"h" html, b"s" svg, b"j" threejs
-                                         (a JSON object)
-          | b"X" reason                  one not sent: b"c" over the count,
-                                         b"i" too big, b"t" over the total
-
-A "j" record is followed by its PNG's record when one could be drawn. With
-no figure pipe (a background job), everything is printed as text, as before.
+Each goes on the job's display pipe as an item of its kind (items.py):
+"text", "latex", "html", "svg" (UTF-8 text), "threejs" (a JSON object),
+"png" (figures.py). A "threejs" item is followed by its PNG when one could
+be drawn. With no display pipe (a background job), everything is printed
+as text, as before.
 
 The Sage internals used here are listed, with the versions checked, in
 docs/ARCHITECTURE.md ("Sage internals")."""
@@ -33,9 +28,8 @@ import json
 import re
 import sys
 
-from . import figures
+from . import figures, items
 
-KIND = {"text": b"t", "latex": b"l", "html": b"h", "svg": b"s", "threejs": b"j"}
 # What Sage's latex_formatter puts before every formula (Sage 9.5 and 10.x):
 # dropped when the formula does not use \Bold, so the model reads the formula.
 BOLD_PREAMBLE = "\\newcommand{\\Bold}[1]{\\mathbf{#1}}"
@@ -50,10 +44,10 @@ _BACKEND = None  # the backend's class, once installed
 
 def item(kind, text):
     """Send one item (a str) if the job collects them. True when sent."""
-    out = figures._out
+    out = items.current()
     if out is None:
         return False
-    return out.item(KIND[kind], text.encode("utf-8", "replace"))
+    return out.item(kind, text.encode("utf-8", "replace"))
 
 
 def text_item(text):
@@ -105,7 +99,7 @@ def _png_of(obj, kwds):
 def emit(plain_text, rich, obj=None, kwds=None):
     """One object shown: rich is the output Sage chose, plain_text its text."""
     from sage.repl.rich_output import output_catalog as oc
-    out = figures._out
+    out = items.current()
     if isinstance(rich, (oc.OutputPlainText, oc.OutputAsciiArt, oc.OutputUnicodeArt)):
         s = rich.text.get_str()
         print(s)
@@ -129,7 +123,7 @@ def emit(plain_text, rich, obj=None, kwds=None):
     if isinstance(rich, oc.OutputHtml):
         item("html", rich.html.get_str())
     elif isinstance(rich, oc.OutputImagePng):
-        out.png(rich.png.get())
+        figures.png(rich.png.get())
     elif isinstance(rich, oc.OutputImageSvg):
         item("svg", rich.svg.get_str())
     elif isinstance(rich, oc.OutputSceneThreejs):
@@ -143,7 +137,7 @@ def emit(plain_text, rich, obj=None, kwds=None):
             except Exception:
                 figures._failed("rendering the 3D scene as a PNG")
         if png is not None:
-            out.png(png)
+            figures.png(png)
         elif scene is None:
             print(plain_text.text.get_str())
     else:

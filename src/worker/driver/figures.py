@@ -3,33 +3,17 @@ Graphics (or any object with a graphical rich output) as the cell's last
 expression, matplotlib's plt.show() and fig.show(), a matplotlib Figure as
 the last expression, and figures still open when the cell ends.
 
-Each becomes a PNG at most caps["max_side"] pixels on its long side and is
-written as one record on the job's figure pipe (never stdout or stderr):
-
-    record := length (4 bytes, big-endian) body
-    body   := b"P" PNG-bytes             a figure
-            | b"F" N PNG-bytes           a figure a session saved as
-                                         figure-N.png in its workspace
-                                         (N: 4 bytes, big-endian)
-            | b"S" reason                one not sent: b"c" over the count,
-                                         b"i" too big even when shrunk,
-                                         b"t" over what is left of the total
-            | b"D" kind text | b"X" reason   a display item (display.py)
-
-The caps come from the host in the job's run frame (defined once, in C:
-core/figure.c). The driver applies them to keep the stream small; the host
-applies them again and checks every PNG (runner/figstream.c), since the
-job's own code can write anything to the pipe.
-
-install() runs in the worker before any job (so every child inherits it):
-Sage's display manager gets a backend (display.py) that turns a PNG into a
-figure, and
-matplotlib's pyplot.show and Figure.show are replaced, now or when pyplot
-is first imported. begin() runs in a job's child with its pipe."""
+Each becomes a PNG at most max_side pixels on its long side, shrunk to the
+caps of the figure class, and goes out as an item of kind "png" on the
+job's display pipe (items.py); a session saves each in its workspace as
+figure-N.png too, and the record says N. hooks.py installs patch_pyplot
+(pyplot.show, Figure.show) and Sage's display manager's backend
+(display.py, which sends a PNG through png() here)."""
 import os
 import struct
 import sys
 
+from . import items
 from .channel import write_all
 
 # Figures smaller than this are not worth shrinking into the rest of the
@@ -41,70 +25,34 @@ SHRINK_TRIES = 5
 SAGE_FIGSIZE = 6.4
 SAGE_DPI = 100
 
-_out = None  # the job's Sender; None: figures are not collected
 _saved = None  # a session's last figure-N.png number; None: not looked yet
 
 
-class Sender:
-    def __init__(self, fd, caps, save_dir=None):
-        self.fd, self.save_dir = fd, save_dir
-        self.ident = _identity(fd)
-        self.max_count = int(caps["max_count"])
-        self.max_image = int(caps["max_image_bytes"])
-        self.max_total = int(caps["max_total_bytes"])
-        self.max_side = int(caps["max_side"])
-        self.count = self.total = 0
-        self.max_items = int(caps.get("max_items", 0))
-        self.max_item = int(caps.get("max_item_bytes", 0))
-        self.max_items_total = int(caps.get("max_items_total_bytes", 0))
-        self.items = self.items_total = 0
-
-    def _record(self, body):
-        data = memoryview(struct.pack(">I", len(body)) + body)
-        try:
-            while data:
-                data = data[os.write(self.fd, data):]
-        except OSError:
-            pass  # the pipe is gone (the job closed it, or the worker): nothing to show
-
-    def item(self, kind, data):
-        """Send one display item (display.py) under its caps, or say why
-        not. True when sent."""
-        if self.items >= self.max_items:
-            self._record(b"Xc")
-        elif len(data) > self.max_item:
-            self._record(b"Xi")
-        elif self.items_total + len(data) > self.max_items_total:
-            self._record(b"Xt")
-        else:
-            self.items += 1
-            self.items_total += len(data)
-            self._record(b"D" + kind + data)
-            return True
-        return False
-
-    def png(self, data):
-        """Send one figure, scaled and shrunk to the caps, or say why not."""
-        if self.count >= self.max_count:
-            self._record(b"Sc")
-            return
-        left = self.max_total - self.total
-        if left < MIN_BUDGET:
-            self._record(b"St")
-            return
-        budget = min(self.max_image, left)
-        try:
-            data = fit(data, self.max_side, budget)
-        except Exception:
-            _failed("scaling it")
-            return
-        if data is None:
-            self._record(b"St" if left < self.max_image else b"Si")
-            return
-        self.count += 1
-        self.total += len(data)
-        n = _save(self.save_dir, data) if self.save_dir else None
-        self._record(b"P" + data if n is None else b"F" + struct.pack(">I", n) + data)
+def png(data):
+    """Send one figure, scaled and shrunk to the caps of its class, or say
+    why not."""
+    out = items.current()
+    room = out.room("png") if out is not None else None
+    if room is None:
+        return
+    fits, left, one = room
+    if not fits:
+        out.skip("png", b"c")
+        return
+    if left < MIN_BUDGET:
+        out.skip("png", b"t")
+        return
+    budget = min(one, left)
+    try:
+        data = fit(data, out.max_side, budget)
+    except Exception:
+        _failed("scaling it")
+        return
+    if data is None:
+        out.skip("png", b"t" if left < one else b"i")
+        return
+    n = _save(out.save_dir, data) if out.save_dir else None
+    out.send("png", struct.pack(">I", n or 0) + data, len(data))
 
 
 def _save(dirname, data):
@@ -139,51 +87,6 @@ def _save(dirname, data):
         finally:
             os.close(fd)
     return None
-
-
-def begin(fd, caps, save_dir=None, keep_fd=False):
-    """In a job's child: figures go to fd (close-on-exec, so no program the
-    job runs inherits it). caps None: the host wants none. A session's
-    interpreter calls it for each call (keep_fd: the fd outlives the call)
-    with its workspace as save_dir, and end() after the call."""
-    global _out
-    if caps is None:
-        if not keep_fd:
-            os.close(fd)
-        return
-    _out = Sender(fd, caps, save_dir)
-
-
-def end():
-    """The call is over: figures are no longer collected (a background job
-    forked from a session's interpreter sends none)."""
-    global _out
-    _out = None
-
-
-def close():
-    """A job's child is about to _exit (its exit handlers ran): close the
-    figure pipe now, as its fds 1 and 2, so that the worker sees the job's
-    end at once. Left to _exit, the pipe would close only after the kernel
-    tore down the child's copy of the worker's memory (~10 ms for Sage).
-    Only if the fd is still that pipe: the job may have closed it and
-    opened something else under its number."""
-    global _out
-    out, _out = _out, None
-    if out is not None and out.ident is not None and _identity(out.fd) == out.ident:
-        try:
-            os.close(out.fd)
-        except OSError:
-            pass
-
-
-def _identity(fd):
-    """(device, inode) of what fd refers to, or None."""
-    try:
-        st = os.fstat(fd)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino)
 
 
 def png_size(data):
@@ -225,15 +128,16 @@ def _failed(what):
 def mpl_figure(fig):
     """Send a matplotlib Figure, drawn at a resolution that keeps its long
     side within the cap (a huge figsize is not drawn huge first)."""
-    if _out is None:
+    out = items.current()
+    if out is None:
         return
     import io
     w, h = fig.get_size_inches()
-    dpi = min(fig.dpi, _out.max_side / max(w, h, 1e-3))
+    dpi = min(fig.dpi, out.max_side / max(w, h, 1e-3))
     buf = io.BytesIO()
     try:
         fig.savefig(buf, format="png", dpi=dpi)
-        _out.png(buf.getvalue())
+        png(buf.getvalue())
     except Exception:
         _failed("matplotlib")
 
@@ -242,7 +146,7 @@ def flush_open():
     """Send every figure pyplot still has open, in the order of their
     numbers, and close them (the cell is over, or plt.show() was called)."""
     plt = sys.modules.get("matplotlib.pyplot")
-    if _out is None or plt is None:
+    if items.current() is None or plt is None:
         return
     from matplotlib._pylab_helpers import Gcf
     for num in sorted(plt.get_fignums()):
@@ -256,7 +160,7 @@ def display(value):
     """The cell's last expression: True when it was sent as a figure (a
     matplotlib Figure), so that its text is not printed. (Sage's objects
     are shown by its display manager: display.py.)"""
-    if _out is None:
+    if items.current() is None:
         return False
     fig_mod = sys.modules.get("matplotlib.figure")
     if fig_mod is not None and isinstance(value, fig_mod.Figure):
@@ -272,13 +176,15 @@ def _close(fig):
         plt.close(fig)
 
 
-# -- install: hooks set once in the worker, inherited by every job
+# -- what hooks.py installs once in the worker, inherited by every job
 
-def _patch_pyplot(plt):
+def patch_pyplot(plt):
+    """pyplot.show and Figure.show send their figures while a job collects
+    them (hooks.py installs this once pyplot is imported)."""
     real_show = plt.show
 
     def show(*args, **kwargs):
-        if _out is None:
+        if items.current() is None:
             return real_show(*args, **kwargs)
         flush_open()
     show.__doc__ = real_show.__doc__
@@ -287,7 +193,7 @@ def _patch_pyplot(plt):
     real_fig_show = Figure.show
 
     def fig_show(self, *args, **kwargs):
-        if _out is None:
+        if items.current() is None:
             return real_fig_show(self, *args, **kwargs)
         mpl_figure(self)
         _close(self)
@@ -305,7 +211,8 @@ def cap_sage_graphics(dm):
             kwds["figsize"] = figsize
         if dpi is not None:
             kwds["dpi"] = dpi
-        if _out is not None:
+        out = items.current()
+        if out is not None:
             # The graphic's own options (plot(..., figsize=15)) count
             # unless the call overrides them (Graphics.save merges them so).
             own = getattr(getattr(save_function, "__self__", None), "_extra_kwds", None)
@@ -313,7 +220,7 @@ def cap_sage_graphics(dm):
                 for k in ("figsize", "dpi"):
                     if kwds.get(k) is None and own.get(k) is not None:
                         kwds[k] = own[k]
-            _cap_size(kwds, _out.max_side)
+            _cap_size(kwds, out.max_side)
         return real_from_save(save_function, kwds, file_extension, output_container)
     dm.graphics_from_save = graphics_from_save
 
@@ -340,67 +247,3 @@ def _cap_size(kwds, side):
         inches *= f
     if inches * dpi > side:
         kwds["dpi"] = side / inches
-
-
-class _AfterImport:
-    """A finder that runs a hook right after a module is first imported
-    (pyplot in a plain Python job), delegating the import itself."""
-
-    def __init__(self):
-        self.hooks = {}
-
-    def find_spec(self, name, path=None, target=None):
-        hook = self.hooks.pop(name, None)
-        if hook is None:
-            return None
-        spec = None
-        for finder in sys.meta_path:
-            if finder is not self and hasattr(finder, "find_spec"):
-                spec = finder.find_spec(name, path, target)
-                if spec is not None:
-                    break
-        if spec is None or spec.loader is None:
-            return spec
-        spec.loader = _HookedLoader(spec.loader, hook)
-        return spec
-
-
-class _HookedLoader:
-    def __init__(self, real, hook):
-        self.real, self.hook = real, hook
-
-    def create_module(self, spec):
-        return self.real.create_module(spec)
-
-    def exec_module(self, module):
-        self.real.exec_module(module)
-        try:
-            self.hook(module)
-        except Exception:
-            pass  # figures are lost, the job is not
-
-    def __getattr__(self, name):
-        return getattr(self.real, name)
-
-
-_HOOKS = (
-    ("matplotlib.pyplot", _patch_pyplot),
-    ("sage.all", lambda m: __import__(__package__ + ".display", fromlist=["x"]).use_sage_backend(m)),
-)
-
-
-def install():
-    """Hook pyplot and Sage's display manager, now if they are imported,
-    else when they are (a Python job importing them)."""
-    finder = None
-    for name, hook in _HOOKS:
-        if name in sys.modules:
-            try:
-                hook(sys.modules[name])
-            except Exception:
-                pass
-            continue
-        if finder is None:
-            finder = _AfterImport()
-            sys.meta_path.insert(0, finder)
-        finder.hooks[name] = hook

@@ -41,7 +41,7 @@ REQUEST = struct.Struct("<dB")
 TRACE = 1
 # forker -> worker: b"P" pid 0 (the spare forked), b"S" pid status (reaped)
 RECORD = struct.Struct("<cii")
-# A spare's fds: job_r, out_w, err_w, fig_w, and trace_w when traced.
+# A spare's fds: job_r, out_w, err_w, disp_w, and trace_w when traced.
 MAX_FDS = 5
 # How long the worker waits for the forker's answer before it forks the
 # spare itself (the forker may have been stopped).

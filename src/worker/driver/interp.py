@@ -38,7 +38,7 @@ import shlex
 import signal
 import sys
 
-from . import cell, confine, figures, memory, pari_stack
+from . import cell, confine, items, memory, pari_stack
 from .child import exit_job
 from .channel import Channel
 
@@ -118,13 +118,13 @@ def _pipes(n):
 class Interp:
     """The controller's handle on a running interpreter."""
     pid = -1
-    ctl_w = st_r = out_r = err_r = fig_r = -1
+    ctl_w = st_r = out_r = err_r = disp_r = -1
 
     def fds(self):
-        return [fd for fd in (self.ctl_w, self.st_r, self.out_r, self.err_r, self.fig_r) if fd >= 0]
+        return [fd for fd in (self.ctl_w, self.st_r, self.out_r, self.err_r, self.disp_r) if fd >= 0]
 
     def close(self):
-        for name in ("ctl_w", "st_r", "out_r", "err_r", "fig_r"):
+        for name in ("ctl_w", "st_r", "out_r", "err_r", "disp_r"):
             fd = getattr(self, name)
             if fd >= 0:
                 os.close(fd)
@@ -137,28 +137,28 @@ class Interp:
         except (ProcessLookupError, PermissionError):
             pass
 
-    def _spawn(self, child, fig=False):
+    def _spawn(self, child, display=False):
         """Fork; the child gets fds 0-2 from child(), the status pipe, the
-        figure pipe's write end when fig (figures.py), and nothing else of
-        the controller's."""
+        display pipe's write end when display (items.py), and nothing else
+        of the controller's."""
         (ctl_r, ctl_w), (st_r, st_w), (out_r, out_w), (err_r, err_w) = _pipes(4)
-        fig_r, fig_w = _pipes(1)[0] if fig else (-1, -1)
+        disp_r, disp_w = _pipes(1)[0] if display else (-1, -1)
         for f in (sys.stdout, sys.stderr):
             f.flush()
         pid = os.fork()
         if pid == 0:
             try:
-                child(ctl_r, st_w, out_w, err_w, *([fig_w] if fig else []))
+                child(ctl_r, st_w, out_w, err_w, *([disp_w] if display else []))
             finally:
                 os._exit(127)
-        for fd in (ctl_r, st_w, out_w, err_w, fig_w):
+        for fd in (ctl_r, st_w, out_w, err_w, disp_w):
             if fd >= 0:
                 os.close(fd)
-        for fd in (st_r, out_r, err_r, fig_r):
+        for fd in (st_r, out_r, err_r, disp_r):
             if fd >= 0:
                 os.set_blocking(fd, False)
         self.pid, self.ctl_w, self.st_r, self.out_r, self.err_r = pid, ctl_w, st_r, out_r, err_r
-        self.fig_r = fig_r
+        self.disp_r = disp_r
 
 
 def confine_child(workspace, limits, keep):
@@ -201,7 +201,7 @@ class PyInterp(Interp):
         self.lang, self.glb, self.workspace, self.limits = lang, glb, workspace, limits
 
     def start(self):
-        self._spawn(self._child, fig=True)
+        self._spawn(self._child, display=True)
 
     def send(self, hdr, code):
         """A request and its code (blocking: an idle interpreter reads at once)."""
@@ -210,24 +210,24 @@ class PyInterp(Interp):
         ch._write(code)
 
     # -- the child
-    def _child(self, ctl_r, st_w, out_w, err_w, fig_w):
+    def _child(self, ctl_r, st_w, out_w, err_w, disp_w):
         null = os.open("/dev/null", os.O_RDWR)
-        confine_child(self.workspace, self.limits, [ctl_r, st_w, out_w, err_w, null, fig_w])
+        confine_child(self.workspace, self.limits, [ctl_r, st_w, out_w, err_w, null, disp_w])
         _stdio(null, out_w, err_w)
         for fd in (out_w, err_w):
             os.close(fd)
         cell.set_job_argv()
         for f in (sys.stdout, sys.stderr):
             f.reconfigure(line_buffering=True)  # job_output and progress see lines as they come
-        Loop(self, Channel(ctl_r, -1, max_in=REQ_MAX), st_w, null, fig_w).serve()
+        Loop(self, Channel(ctl_r, -1, max_in=REQ_MAX), st_w, null, disp_w).serve()
         os._exit(0)
 
 
 class Loop:
     """The interpreter's own loop (in the child)."""
 
-    def __init__(self, it, ch, st_w, null, fig_w):
-        self.it, self.ch, self.st_w, self.null, self.fig_w = it, ch, st_w, null, fig_w
+    def __init__(self, it, ch, st_w, null, disp_w):
+        self.it, self.ch, self.st_w, self.null, self.disp_w = it, ch, st_w, null, disp_w
         self.calls = 0
 
     def report(self, line):
@@ -251,15 +251,16 @@ class Loop:
             op = hdr.get("op")
             if op == "run":
                 self.calls += 1
-                # The call's figures go to the controller on the figure
-                # pipe, each saved in the workspace too (figures.py).
-                figures.begin(self.fig_w, hdr.get("figures"), save_dir=self.it.workspace, keep_fd=True)
+                # What the call displays goes to the controller on the
+                # display pipe, each figure saved in the workspace too
+                # (items.py, figures.py).
+                items.begin(self.disp_w, hdr.get("display"), save_dir=self.it.workspace, keep_fd=True)
                 try:
                     status = cell.run_source(hdr.get("lang"), code, self.it.glb, "<cell %d>" % self.calls)
                 except KeyboardInterrupt:
                     status = 1
                 finally:
-                    figures.end()
+                    items.end()
                 flush()
                 self.report("done %d\n" % (status & 0xff))
             elif op == "job":
@@ -298,7 +299,7 @@ class Loop:
             confine.become_subreaper()
             os.close(self.st_w)
             os.close(self.ch.rfd)
-            os.close(self.fig_w)  # a job's figures belong to no call
+            os.close(self.disp_w)  # a job's displayed items belong to no call
             out = os.open(hdr["out"], os.O_WRONLY | os.O_CLOEXEC)
             err = os.open(hdr["err"], os.O_WRONLY | os.O_CLOEXEC)
             _stdio(self.null, out, err)

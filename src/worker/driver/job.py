@@ -1,6 +1,6 @@
 """One job in the warm worker (zygote.py): its spare takes the job, the
 code is spliced from the channel into the spare's pipe, and its output and
-figures are relayed to the host until it ends, under its deadline, its
+displayed items are relayed to the host until it ends, under its deadline, its
 flood limits and the host's cancel; then whatever it left running dies
 and the done frame goes out. The worker never holds the job's bytes."""
 import os
@@ -33,9 +33,9 @@ def run(w, hdr, payload):
         raise Malformed("bad run frame")
     timeout = max(int(hdr["timeout_ms"]), 1) / 1000.0
     max_output = int(hdr["max_output"])
-    max_figures = hdr.get("max_figure_bytes")
-    if not isinstance(max_figures, int) or isinstance(max_figures, bool):
-        max_figures = max_output
+    max_display = hdr.get("max_display_bytes")
+    if not isinstance(max_display, int) or isinstance(max_display, bool):
+        max_display = max_output
     grace = hdr.get("exit_grace_ms")
     exit_grace = (grace if isinstance(grace, int) and 0 <= grace <= 60000 else EXIT_GRACE_MS) / 1000.0
     # Statuses of the last job's processes are forgotten; a spare's is
@@ -80,7 +80,7 @@ def run(w, hdr, payload):
         if trace is not None:
             trace["spare_fork_in_job_us"] = us() - t
     status, timed_out, cancelled, flooded = _relay(w, jid, sp, keep, deadline, exit_grace,
-                                                   max_output, max_figures, trace)
+                                                   max_output, max_display, trace)
     # Whatever the job started and left behind dies now, before the
     # result goes out: daemons, setsid'd grandchildren, stopped
     # processes. (The job's own process may still be tearing down its
@@ -114,14 +114,14 @@ def run(w, hdr, payload):
     w.ch.send(done)
 
 
-def _relay(w, jid, sp, keep, deadline, exit_grace, max_output, max_figures, trace):
+def _relay(w, jid, sp, keep, deadline, exit_grace, max_output, max_display, trace):
     """The job's output, from its pipes to the host, until it has ended
     and its pipes are closed; its deadline, the flood limits and a cancel
     kill it (and whatever it started). Returns (status or None,
     timed_out, cancelled, flooded)."""
     pid = sp["pid"]
-    streams = {sp["out_r"]: "stdout", sp["err_r"]: "stderr", sp["fig_r"]: "figures"}
-    limits = {sp["out_r"]: max_output, sp["err_r"]: max_output, sp["fig_r"]: max_figures}
+    streams = {sp["out_r"]: "stdout", sp["err_r"]: "stderr", sp["disp_r"]: "display"}
+    limits = {sp["out_r"]: max_output, sp["err_r"]: max_output, sp["disp_r"]: max_display}
     totals = dict.fromkeys(streams, 0)
     status = None
     ended_at = killed_at = None
@@ -217,7 +217,7 @@ def _hand_over(w, sp, hdr, k):
     left = k
     try:
         Channel(-1, sp["job_w"]).send({"lang": hdr["lang"], "limits": hdr.get("limits") or {},
-                                      "figures": hdr.get("figures"), "code_bytes": k})
+                                      "display": hdr.get("display"), "code_bytes": k})
         while left > 0:
             n = _splice(w.ch.rfd, sp["job_w"], min(left, 1 << 20))
             if n == 0:

@@ -7,7 +7,7 @@ session's code cannot patch it, read it, or interrupt it.
 
   host -> controller                 controller -> host
   run {id, lang, code_bytes,         out {id, stream} + bytes ... then
-       figures} + code              (stream: stdout, stderr, figures)
+       display} + code              (stream: stdout, stderr, display)
                                      done {id, exit_code, signal,
                                            interrupted, restarted, reason,
                                            files, files_more} (written.py)
@@ -41,7 +41,7 @@ import signal
 import sys
 import time
 
-from . import background, cell, confine, driver_code, figures, files, jobcg, magics, namespaces, netrelay, pipenv, procs, written
+from . import background, cell, confine, driver_code, files, hooks, jobcg, magics, namespaces, netrelay, pipenv, procs, written
 from .channel import Channel, Malformed
 from .interp import PyInterp, ShellInterp
 
@@ -119,9 +119,9 @@ class Controller:
         elif self.lang == "python":
             self.pristine = namespaces.python_globals()
         if self.lang != "shell":
-            # Graphics become figures in every call (the interpreter, a
-            # fork of this controller, inherits the hooks; figures.py).
-            figures.install()
+            # What a call displays becomes items (the interpreter, a fork
+            # of this controller, inherits the hooks; hooks.py).
+            hooks.install()
             magics.load()  # IPython's transformer for %magics, once (magics.py)
         # The driver's own first-use costs (tokenize's regexes, the
         # compiler) are paid once here, not by every interpreter's first call.
@@ -263,7 +263,7 @@ class Controller:
     def drain_interp(self):
         it = self.interp
         cid = self.call["id"] if self.call else None
-        for fd, name in ((it.out_r, "stdout"), (it.err_r, "stderr"), (it.fig_r, "figures")):
+        for fd, name in ((it.out_r, "stdout"), (it.err_r, "stderr"), (it.disp_r, "display")):
             while fd >= 0 and self.relay(fd, name, cid):
                 if not pending(fd):
                     break
@@ -366,7 +366,7 @@ class Controller:
             self.interp.run(path)
         else:
             try:
-                self.interp.send({"op": "run", "lang": hdr.get("lang"), "figures": hdr.get("figures")}, code)
+                self.interp.send({"op": "run", "lang": hdr.get("lang"), "display": hdr.get("display")}, code)
             except BrokenPipeError:
                 pass  # it died: its status says how (on_interp_gone)
 
@@ -432,8 +432,8 @@ class Controller:
         while True:
             it = self.interp
             fds = {self.ch.rfd: "ch", self.wake_r: "wake", it.st_r: "st", it.out_r: "out", it.err_r: "err"}
-            if it.fig_r >= 0:
-                fds[it.fig_r] = "fig"
+            if it.disp_r >= 0:
+                fds[it.disp_r] = "disp"
             for j in self.jobs.values():
                 # A job's output waits until its start is reported: the
                 # host takes a job's frames in that order (started, out...,
@@ -487,13 +487,13 @@ class Controller:
                 elif what in ("out", "err") and it is self.interp:
                     cid = self.call["id"] if self.call else None
                     self.relay(fd, "stdout" if what == "out" else "stderr", cid)
-                elif what == "fig" and it is self.interp:
+                elif what == "disp" and it is self.interp:
                     cid = self.call["id"] if self.call else None
-                    if not self.relay(fd, "figures", cid):
-                        # its code closed the pipe: no more figures from
+                    if not self.relay(fd, "display", cid):
+                        # its code closed the pipe: no more items from
                         # this interpreter (never a busy loop on the hangup)
                         os.close(fd)
-                        it.fig_r = -1
+                        it.disp_r = -1
                 elif isinstance(what, background.Job) and what.id in self.jobs and fd in what.streams:
                     if not self.relay(fd, what.streams[fd], what.id):
                         os.close(fd)

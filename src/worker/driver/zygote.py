@@ -3,16 +3,16 @@ forks one child per job and never runs user code itself. It speaks the
 framed protocol (channel.py) on its stdin/stdout; docs/WARM.md has it:
 
   host -> worker:  run {id, lang, timeout_ms, max_output, limits,
-                        code_bytes, exit_grace_ms, max_figure_bytes,
-                        figures} + code_bytes raw bytes
+                        code_bytes, exit_grace_ms, max_display_bytes,
+                        display} + code_bytes raw bytes
                    cancel {id}
   worker -> host:  ready {pid, kind, python, sage, import_error, sandboxed}
                    started {id}        the child has its code: the job began
-                   out {id, stream} + bytes   stream: stdout, stderr, figures
+                   out {id, stream} + bytes   stream: stdout, stderr, display
                    done {id, exit_code, signal, timed_out, cancelled, flooded}
 
 A job's bytes never enter the worker's memory: its code is spliced from the
-channel into the child's pipe, its output and its figures (figures.py) from
+channel into the child's pipe, its output and what it displays (items.py) from
 the child's pipes into the channel, and the files it leaves are listed and
 removed by the janitor, a process of its own. Every later child is a fork
 of the worker, and would inherit whatever the worker had held.
@@ -30,7 +30,7 @@ forked (confine, reseed, pre-touch, run, exit) is child.py."""
 import os
 import sys
 
-from . import cell, child, confine, driver_code, figures, forker, job, magics, memory, namespaces, pari_stack, pipenv, sage_tmp
+from . import cell, child, confine, driver_code, forker, hooks, job, magics, memory, namespaces, pari_stack, pipenv, sage_tmp
 from .channel import Channel, Malformed
 from .child import GO, us as _us
 from .janitor import Janitor
@@ -157,8 +157,8 @@ class Worker:
                 self.import_error = traceback.format_exc()
             if self.glb is not None:
                 sage_tmp.check()  # jobs skip making SAGE_TMP at exit only to remove it
-        # Graphics become figures in every job (inherited by each child).
-        figures.install()
+        # What a job displays becomes items (inherited by each child).
+        hooks.install()
         # IPython's transformer for %magics and !cmd, loaded once here, not
         # by every job that uses them (one job: only by a job that does)
         if not self.one_job:
@@ -275,7 +275,7 @@ class Worker:
         # "import": a fresh sandbox's child imports Sage itself and says on
         # this pipe when the import is over (see job._import_died)
         importing = self.one_job and self.kind == "sage"
-        names = ("job", "out", "err", "fig") + (("trace",) if self.trace else ()) + (("import",) if importing else ())
+        names = ("job", "out", "err", "disp") + (("trace",) if self.trace else ()) + (("import",) if importing else ())
         work = self.base
         try:
             for name in names:
@@ -305,7 +305,7 @@ class Worker:
                 return self.fork_spare(pretouch_after)
             raise
         if pid == 0:
-            keep = (fds["job"][0], fds["out"][1], fds["err"][1], fds["fig"][1])
+            keep = (fds["job"][0], fds["out"][1], fds["err"][1], fds["disp"][1])
             trace_w = fds["trace"][1] if self.trace else -1
             self.import_w = fds["import"][1] if importing else -1
             child.run(self, work, keep, [fd for fd in self.private
@@ -314,7 +314,7 @@ class Worker:
         for name in names:
             self.close(fds[name][1] if name != "job" else fds[name][0])
         return {"pid": pid, "job_w": fds["job"][1], "out_r": fds["out"][0],
-                "err_r": fds["err"][0], "fig_r": fds["fig"][0], "work": work, "go": False,
+                "err_r": fds["err"][0], "disp_r": fds["disp"][0], "work": work, "go": False,
                 "trace_r": fds["trace"][0] if self.trace else -1,
                 "import_r": fds["import"][0] if importing else -1}
 
@@ -325,7 +325,7 @@ class Worker:
         fk = self.procs.forker
         if fk is None:
             return None
-        ends = [fds["job"][0], fds["out"][1], fds["err"][1], fds["fig"][1]]
+        ends = [fds["job"][0], fds["out"][1], fds["err"][1], fds["disp"][1]]
         if self.trace:
             ends.append(fds["trace"][1])
         pid = fk.fork(ends, pretouch_after, self.trace, self.procs.reaped)
@@ -347,7 +347,7 @@ class Worker:
                 pass
 
     def _spare_fds(self, sp):
-        return [sp[k] for k in ("job_w", "out_r", "err_r", "fig_r", "trace_r", "import_r") if sp[k] >= 0]
+        return [sp[k] for k in ("job_w", "out_r", "err_r", "disp_r", "trace_r", "import_r") if sp[k] >= 0]
 
     def _drop_spare(self, sp):
         import signal
