@@ -83,15 +83,22 @@ static void send_log(const struct sb_mcp_sink *sink, enum sb_log_level level, co
 							"logger", "sagebox", "data", data)));
 }
 
-void sb_mcp_log(struct sb_mcp_client *c, enum sb_log_level level, const char *fmt, ...)
+/* One log line: to stderr (from SB_LOG_STDERR up), and to the client when
+ * it asked for the level: the client c's own level, or (per_request) a
+ * request's threshold on its reply sink (2026-07-28: no
+ * notifications/message for a request that did not ask, threshold < 0). */
+__attribute__((format(printf, 6, 0))) static void vlog(struct sb_mcp_client *c, bool per_request,
+							const struct sb_mcp_sink *reply, int threshold,
+							enum sb_log_level level, const char *fmt, va_list ap)
 {
 	char msg[2048];
-	va_list ap;
-	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
 	to_stderr(level, msg);
-
+	if (per_request) {
+		if (threshold >= 0 && (int)level >= threshold)
+			send_log(reply, level, msg);
+		return;
+	}
 	pthread_mutex_lock(&c->lock);
 	bool to_client = c->answered && level >= c->log_level;
 	pthread_mutex_unlock(&c->lock);
@@ -99,29 +106,27 @@ void sb_mcp_log(struct sb_mcp_client *c, enum sb_log_level level, const char *fm
 		send_log(&c->notify, level, msg);
 }
 
-void sb_mcp_log_req(const struct sb_mcp_sink *reply, int threshold, enum sb_log_level level, const char *fmt, ...)
+void sb_mcp_log(struct sb_mcp_client *c, enum sb_log_level level, const char *fmt, ...)
 {
-	char msg[2048];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	vlog(c, false, NULL, -1, level, fmt, ap);
 	va_end(ap);
-	to_stderr(level, msg);
-	/* 2026-07-28: no notifications/message for a request that did not ask. */
-	if (threshold >= 0 && (int)level >= threshold)
-		send_log(reply, level, msg);
+}
+
+void sb_mcp_log_req(const struct sb_mcp_sink *reply, int threshold, enum sb_log_level level, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vlog(NULL, true, reply, threshold, level, fmt, ap);
+	va_end(ap);
 }
 
 void sb_mcp_log_routed(struct sb_mcp_client *c, bool per_request, const struct sb_mcp_sink *reply, int threshold,
 		       enum sb_log_level level, const char *fmt, ...)
 {
-	char msg[2048];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	vlog(c, per_request, reply, threshold, level, fmt, ap);
 	va_end(ap);
-	if (per_request)
-		sb_mcp_log_req(reply, threshold, level, "%s", msg);
-	else
-		sb_mcp_log(c, level, "%s", msg);
 }

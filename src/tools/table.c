@@ -91,6 +91,14 @@ static const struct sb_tool_arg job_output_args[] = {
 #define ENDS {.read_only = false, .destructive = true, .idempotent = true}
 #define OVERWRITES {.read_only = false, .destructive = true, .idempotent = true}
 
+/* A row of the run tools (tools/run.h): one handler for all three, the
+ * row's lang says which interpreter runs the code; each may run as a task
+ * and waits for a job slot. */
+#define RUN_TOOL(nm, ttl, what, arguments, language, ...)                                                   \
+	{.name = nm, .title = ttl, .description = sb_run_##what##_description, .args = arguments,               \
+	 .output_schema = sb_run_output_schema, .hints = RUNS_CODE, .handler = sb_run_handler, .needs_slot = true, \
+	 .task_support = true, .lang = language, __VA_ARGS__}
+
 /* A row of the session, file and job tools (tools/sessions.h). */
 #define SESSION_TOOL(nm, ttl, what, arguments, chk, hint, ...)                                            \
 	{.name = nm, .title = ttl, .description = sb_##what##_description, .args = arguments, .check = chk,     \
@@ -98,44 +106,9 @@ static const struct sb_tool_arg job_output_args[] = {
 	 __VA_ARGS__}
 
 const struct sb_tool sb_tools[] = {
-	{
-		.name = "run_sagemath",
-		.title = "Run SageMath",
-		.description = sb_run_sage_description,
-		.args = sage_args,
-		.output_schema = sb_run_output_schema,
-		.hints = RUNS_CODE,
-		.handler = sb_run_handler,
-		.needs_slot = true,
-		.task_support = true,
-		.lang = SB_LANG_SAGE,
-		.viewed = true,
-	},
-	{
-		.name = "run_python",
-		.title = "Run Python",
-		.description = sb_run_python_description,
-		.args = python_args,
-		.output_schema = sb_run_output_schema,
-		.hints = RUNS_CODE,
-		.handler = sb_run_handler,
-		.needs_slot = true,
-		.task_support = true,
-		.lang = SB_LANG_PYTHON,
-		.viewed = true,
-	},
-	{
-		.name = "run_shell",
-		.title = "Run shell script",
-		.description = sb_run_shell_description,
-		.args = shell_args,
-		.output_schema = sb_run_output_schema,
-		.hints = RUNS_CODE,
-		.handler = sb_run_handler,
-		.needs_slot = true,
-		.task_support = true,
-		.lang = SB_LANG_SHELL,
-	},
+	RUN_TOOL("run_sagemath", "Run SageMath", sage, sage_args, SB_LANG_SAGE, .viewed = true),
+	RUN_TOOL("run_python", "Run Python", python, python_args, SB_LANG_PYTHON, .viewed = true),
+	RUN_TOOL("run_shell", "Run shell script", shell, shell_args, SB_LANG_SHELL),
 	{
 		.name = "sandbox_status",
 		.title = "Sandbox status",

@@ -8,28 +8,14 @@ import uuid
 
 import pytest
 
+from bombs import FORK_BOMB_PYTHON, FORK_BOMB_SHELL  # tests/lib
 from conftest import BIN, host_pids_with, run, run_json
 from cpu_busy import BUSY, held_to  # tests/lib (conftest puts it on the path)
 
 
 def test_fork_bomb_contained():
-    code = r"""
-import os, time, errno
-n = 0
-err = None
-while n < 2000:
-    try:
-        pid = os.fork()
-    except OSError as e:
-        err = errno.errorcode.get(e.errno); break
-    if pid == 0:
-        time.sleep(30); os._exit(0)
-    n += 1
-print(n, err, flush=True)
-os._exit(0)
-"""
     t0 = time.time()
-    r = run(code, args=("--pids", "32", "--timeout", "20"))
+    r = run(FORK_BOMB_PYTHON, args=("--pids", "32", "--timeout", "20"))
     n, err = r.out.split()
     assert err == "EAGAIN" and int(n) < 32, r
     assert time.time() - t0 < 15  # the sleeping children died with the sandbox
@@ -37,7 +23,7 @@ os._exit(0)
 
 def test_shell_fork_bomb_contained():
     t0 = time.time()
-    r = run(":(){ :|:& };:\nsleep 2\necho survived-host", lang="shell", args=("--pids", "16", "--timeout", "8"))
+    r = run(FORK_BOMB_SHELL, lang="shell", args=("--pids", "16", "--timeout", "8"))
     assert time.time() - t0 < 12, r
     # The host is fine: we can still fork here.
     assert subprocess.run(["/bin/true"]).returncode == 0

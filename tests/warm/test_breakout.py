@@ -3,6 +3,7 @@ stopped as in a fresh sandbox, and no later job is harmed (the `healthy`
 fixture runs Python and Sage jobs after each test)."""
 import time
 
+from bombs import FORK_BOMB_PYTHON, FORK_BOMB_SHELL  # tests/lib
 from conftest import ok
 
 
@@ -25,21 +26,7 @@ def test_memory_promise_kept(healthy):
 
 
 def test_fork_bomb_python(healthy):
-    r = healthy.run(r"""
-import os, time, errno
-n = 0
-err = None
-while n < 2000:
-    try:
-        pid = os.fork()
-    except OSError as e:
-        err = errno.errorcode.get(e.errno); break
-    if pid == 0:
-        time.sleep(30); os._exit(0)
-    n += 1
-print(n, err, flush=True)
-os._exit(0)
-""", timeout_s=20)
+    r = healthy.run(FORK_BOMB_PYTHON, timeout_s=20)
     n, err = r["stdout"].split()
     assert err == "EAGAIN" and int(n) < 96, r
     # the next job can fork again at once: the sleepers are gone
@@ -49,7 +36,7 @@ os._exit(0)
 
 def test_fork_bomb_shell(healthy):
     t0 = time.time()
-    r = healthy.run(":(){ :|:& };:\nsleep 2\necho survived", "shell", timeout_s=8)
+    r = healthy.run(FORK_BOMB_SHELL, "shell", timeout_s=8)
     assert time.time() - t0 < 15, r
 
 

@@ -325,24 +325,10 @@ static int pm_locate_key(void *self, char *key, size_t n, struct sb_error *err)
 	return 0;
 }
 
-const struct sb_backend_ops sb_podman_ops = {
-	.open = podman_open,
-	.close = pm_close,
-	.status = pm_status_op,
-	.spawn = pm_spawn_op,
-	.kill = pm_kill,
-	.wait = pm_wait,
-	.image_build = pm_image_build_op,
-	.locate_key = pm_locate_key,
-};
+/* Podman and Docker share every operation but the opening (which engine). */
+#define PM_OPS(opener)                                                                                          \
+	{.open = opener, .close = pm_close, .status = pm_status_op, .spawn = pm_spawn_op, .kill = pm_kill,       \
+	 .wait = pm_wait, .image_build = pm_image_build_op, .locate_key = pm_locate_key}
 
-const struct sb_backend_ops sb_docker_ops = {
-	.open = docker_open,
-	.close = pm_close,
-	.status = pm_status_op,
-	.spawn = pm_spawn_op,
-	.kill = pm_kill,
-	.wait = pm_wait,
-	.image_build = pm_image_build_op,
-	.locate_key = pm_locate_key,
-};
+const struct sb_backend_ops sb_podman_ops = PM_OPS(podman_open);
+const struct sb_backend_ops sb_docker_ops = PM_OPS(docker_open);
