@@ -27,7 +27,7 @@ struct sb_config {
 	enum sb_isolation isolation;
 	char sage[PATH_MAX];           /* the sage executable (inside the sandbox) */
 	char python[PATH_MAX];         /* python3 with Sage's modules (inside the sandbox) */
-	bool sage_set, python_set;     /* given explicitly: else runner/locate.c asks Sage */
+	bool sage_set, python_set;     /* given explicitly: else runner/sage/locate.c asks Sage */
 	char shell[PATH_MAX];          /* shell for shell jobs (inside the sandbox) */
 	char podman[PATH_MAX];         /* podman (or docker) executable on the host */
 	char image[512];               /* container image */

@@ -22,7 +22,7 @@
 /* The user's package presets (`sagebox packages add`, packages/packages.h):
  * bound read-only here when there are any, at the end of sys.path. */
 #define SB_PACKAGES_MOUNT "/opt/sagebox/site-packages"
-/* The driver's precompiled code, read-only (runner/driver_code.h). */
+/* The driver's precompiled code, read-only (runner/warm/driver_code.h). */
 #define SB_DRIVER_CODE_MOUNT "/opt/sagebox/driver-code"
 #define SB_DRIVER_CODE_ENV "SAGEBOX_DRIVER_CODE"
 

@@ -1,6 +1,6 @@
 /* MCP Tasks on top of background jobs. A task-augmented tools/call of a
  * tool that allows it (taskSupport "optional": the run tools) starts the
- * code as a background job (runner/jobs.c) and answers at once with the
+ * code as a background job (runner/jobs/jobs.c) and answers at once with the
  * task; the task's id IS the job's id, so job_status, job_output and
  * job_cancel work on it too, and it has the job's limits (max_jobs,
  * max_jobs_total, job_timeout) and owner.

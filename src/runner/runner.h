@@ -50,7 +50,7 @@ void sb_runner_prestart(struct sb_runner *r, enum sb_lang lang);
 int sb_runner_run(struct sb_runner *r, const struct sb_job *job, const struct sb_run_hooks *hooks,
 		  struct sb_run_out *out);
 
-/* The sessions and background jobs (runner/sessions.h), started at first
+/* The sessions and background jobs (runner/sessions/sessions.h), started at first
  * use; NULL with err when there is no usable backend. */
 struct sb_sessions;
 struct sb_sessions *sb_runner_sessions(struct sb_runner *r, struct sb_error *err);

@@ -264,7 +264,7 @@ static int host_spawn(void *self, const struct sb_sandbox_req *req, struct sb_sa
 	envp[n++] = home;
 	envp[n++] = dot;
 	envp[n++] = tmp;
-	/* The driver's precompiled code (runner/driver_code.h), by its path. */
+	/* The driver's precompiled code (runner/warm/driver_code.h), by its path. */
 	char code_env[PATH_MAX + 32];
 	if (req->driver_code && snprintf(code_env, sizeof code_env, SB_DRIVER_CODE_ENV "=%s", req->driver_code) < (int)sizeof code_env)
 		envp[n++] = code_env;
@@ -318,7 +318,7 @@ static int host_spawn(void *self, const struct sb_sandbox_req *req, struct sb_sa
 		 * shared ones too) gets room for Sage's libraries on top. */
 		setlim(RLIMIT_DATA, req->limits->memory_bytes);
 		setlim(RLIMIT_AS, req->limits->memory_bytes + SB_HOST_AS_EXTRA);
-		if (req->limits->pids) /* 0: none (sagebox asking the host's own sage: runner/locate_ask.c) */
+		if (req->limits->pids) /* 0: none (sagebox asking the host's own sage: runner/sage/locate_ask.c) */
 			setlim(RLIMIT_NPROC, req->limits->pids);
 		setlim(RLIMIT_NOFILE, req->limits->nofile);
 		setlim(RLIMIT_FSIZE, req->limits->fsize_bytes);

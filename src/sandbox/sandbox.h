@@ -50,7 +50,7 @@ struct sb_sandbox_req {
 	 * proxy variables (sb_sandbox_proxy_env) in the command's
 	 * environment. NULL: no network, nothing of it. */
 	const char *net_dir;
-	/* The driver's precompiled code (runner/driver_code.h): a host file
+	/* The driver's precompiled code (runner/warm/driver_code.h): a host file
 	 * the command's driver may read (native: bound read-only at
 	 * SB_DRIVER_CODE_MOUNT; host: its path), named to it by
 	 * SAGEBOX_DRIVER_CODE. Backends whose Python is not the host's ignore
@@ -145,7 +145,7 @@ struct sb_backend_ops {
 	 * progress on stderr; returns an exit status (core/exit_status.h). */
 	int (*image_build)(void *self, const struct sb_image_recipe *r);
 	/* What Sage's Python depends on besides the sage path, for the cache
-	 * of runner/locate.c (podman/docker: the image's ID). NULL: nothing. */
+	 * of runner/sage/locate.c (podman/docker: the image's ID). NULL: nothing. */
 	int (*locate_key)(void *self, char *key, size_t n, struct sb_error *err);
 	/* Make an installation found on the host (its directories, absolute,
 	 * NULL-terminated) visible read-only at the same paths in every later

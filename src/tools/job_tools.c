@@ -1,6 +1,6 @@
 /* job_start, job_status, job_output, job_cancel: computations that run in
  * the background, longer than a client waits for one call, while the model
- * does other work. The work is the runner's (runner/jobs.c). */
+ * does other work. The work is the runner's (runner/jobs/jobs.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* The session, file and background-job tools: descriptions for a
  * model, output schemas, handlers. The work is the runner's
- * (runner/sessions.h); these turn checked arguments into its calls and its
+ * (runner/sessions/sessions.h); these turn checked arguments into its calls and its
  * answers (or errors) into results a model can act on. */
 #ifndef SAGEBOX_TOOLS_SESSIONS_H
 #define SAGEBOX_TOOLS_SESSIONS_H

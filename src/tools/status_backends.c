@@ -320,7 +320,7 @@ static void per_user(struct sb_status_rows *r, const json_t *b)
 			      some.len ? some.data : "", some.len ? "; " : "", zero);
 }
 
-/* Sage's Python (runner/locate.c): which, Sage's version, how it was
+/* Sage's Python (runner/sage/locate.c): which, Sage's version, how it was
  * found, and what native binds to make it visible. */
 static void sage_python(struct sb_status_rows *r, const json_t *sp)
 {

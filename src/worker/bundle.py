@@ -17,7 +17,7 @@ suite imports the same modules from the source tree.
 Compiling the modules costs every sandbox start ~15-20 ms (a warm worker,
 a fresh call, a session). With SAGEBOX_DRIVER_CODE naming a file the host
 made with `python3 -I -c <bundle> code-cache DIR NAME` (the same Python,
-outside any sandbox: src/runner/driver_code.c), the loader takes the modules'
+outside any sandbox: src/runner/warm/driver_code.c), the loader takes the modules'
 code objects from it instead, when its first line names this very blob
 (BLOB_ID) and this Python's bytecode (importlib's MAGIC_NUMBER); any
 other file, or one that does not load, is ignored and the modules are
@@ -45,7 +45,7 @@ def _sagebox_driver(blob):
     head = b"%(magic)s %(blob_id)s " + importlib.util.MAGIC_NUMBER.hex().encode() + b"\\n"
     if len(sys.argv) == 4 and sys.argv[1] == "code-cache":
         # code-cache DIR NAME: run by the host, outside any sandbox, before
-        # any job (src/runner/driver_code.c); the file appears whole or not
+        # any job (src/runner/warm/driver_code.c); the file appears whole or not
         # at all, even when sagebox is gone before it is done.
         code = {m: compile(s, "<%%s/%%s.py>" %% (pkg, m), "exec") for m, s in src.items()}
         tmp = os.path.join(sys.argv[2], ".tmp-%%d" %% os.getpid())

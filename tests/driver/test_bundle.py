@@ -101,7 +101,7 @@ def test_importing_main_runs_nothing():
     assert (p.returncode, p.stdout, p.stderr) == (0, "imported\n", "")
 
 
-# -- the driver's precompiled code (bundle.py's loader, src/runner/driver_code.c)
+# -- the driver's precompiled code (bundle.py's loader, src/runner/warm/driver_code.c)
 
 def code_cache(bundle, tmp_path):
     """The file `code-cache DIR NAME` makes: its path."""

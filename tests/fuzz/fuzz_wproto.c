@@ -1,4 +1,4 @@
-/* Fuzz target: the host's reader of worker frames (runner/wproto.c). The
+/* Fuzz target: the host's reader of worker frames (runner/warm/wproto.c). The
  * worker runs inside the sandbox next to the model's code, so its bytes are
  * untrusted.
  *

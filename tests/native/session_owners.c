@@ -1,5 +1,5 @@
 /* Sessions and jobs belong to the client that made them: the
- * registry (runner/registry.c) keyed by owner id, with real Python sessions
+ * registry (runner/sessions/registry.c) keyed by owner id, with real Python sessions
  * in native sandboxes. Another owner can neither list, use, reset nor close
  * a session, nor see, read or cancel a job, and is told exactly what a
  * never-issued id gets; the owner's own calls keep working throughout.

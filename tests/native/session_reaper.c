@@ -1,4 +1,4 @@
-/* The idle reaper (runner/reaper.c) with real Python sessions in native
+/* The idle reaper (runner/sessions/reaper.c) with real Python sessions in native
  * sandboxes: a session whose last use is newer than the reaper's clock
  * reading is in use, never "idle for 30 min"; one really unused for longer
  * than session_idle_minutes is closed and its id says why.

@@ -1,4 +1,4 @@
-/* The background job log (runner/joblog.c): the last SB_JOBLOG_KEEP bytes
+/* The background job log (runner/jobs/joblog.c): the last SB_JOBLOG_KEEP bytes
  * kept in a ring on disk (not in sagebox's memory), offsets
  * counting from the job's first byte, pages and the tail read back across
  * the ring's wrap, and a dropped log that says its bytes are gone. */

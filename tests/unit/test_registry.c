@@ -1,4 +1,4 @@
-/* The registry of sessions and jobs (runner/registry.c), without sandboxes:
+/* The registry of sessions and jobs (runner/sessions/registry.c), without sandboxes:
  * the limits per client and of all clients together (the words, the
  * setting, the order they are checked in), what counts towards them
  * (anonymous sessions and finished jobs do not), the tombstones of ended

@@ -1,4 +1,4 @@
-/* A session's inboxes (runner/sess.c): the pump's frames wait in the inbox
+/* A session's inboxes (runner/sessions/sess.c): the pump's frames wait in the inbox
  * of their id, and its eventfd is readable exactly while some wait. The
  * case that broke: a job's started frame and its first output arrive
  * together; the job's start (jobs.c) waits, takes the started frame, and

@@ -1,4 +1,4 @@
-/* The frame decoder (runner/wproto.c, sb_wp_job_decode): one job's frames
+/* The frame decoder (runner/warm/wproto.c, sb_wp_job_decode): one job's frames
  * checked once for every feeder, so a warm worker and a session's
  * controller are held to the same rules. Each case is a frame as the far
  * side would send it (a JSON header, a payload), fed to a job set up as

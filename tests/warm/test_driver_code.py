@@ -1,4 +1,4 @@
-"""The driver's precompiled code (src/runner/driver_code.c, the loader in
+"""The driver's precompiled code (src/runner/warm/driver_code.c, the loader in
 src/worker/bundle.py): made once on the host, outside any sandbox, by the
 sandbox's own Python; later sandboxes' drivers take it instead of
 compiling their modules at every start; a job can read it and never change

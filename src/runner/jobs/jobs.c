@@ -26,7 +26,7 @@
 /* Finished jobs kept per client at most (the oldest go first). */
 #define KEEP_DONE_MAX 64
 /* The logs of finished jobs kept at most, all clients together (on disk:
- * runner/joblog.h); past it the oldest finished jobs' logs are dropped. */
+ * runner/jobs/joblog.h); past it the oldest finished jobs' logs are dropped. */
 #define KEEP_DONE_LOG_BYTES (128ull << 20)
 /* How long the controller may take to fork a job. */
 #define START_TIMEOUT_MS 60000

@@ -1,4 +1,4 @@
-/* runner/locate.c's question, asked: one command in a sandbox of a backend,
+/* runner/sage/locate.c's question, asked: one command in a sandbox of a backend,
  * its output collected (bounded, with a deadline), its marked line of JSON
  * taken as the answer, or its last words kept for the error. */
 #include "runner/sage/locate_ask.h"

@@ -1,4 +1,4 @@
-/* The cache of runner/locate.c: $XDG_CACHE_HOME/sagebox/sage-python.json
+/* The cache of runner/sage/locate.c: $XDG_CACHE_HOME/sagebox/sage-python.json
  * (~/.cache/...), one object {key: answer}. Written whole to a temporary
  * file and renamed, so two sagebox processes never leave half a file. */
 #include "runner/sage/locate_cache.h"

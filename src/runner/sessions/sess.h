@@ -1,5 +1,5 @@
 /* One session's sandbox, host side (internal to src/runner/; the public
- * API is runner/sessions.h). A session is a sandbox of the configured
+ * API is runner/sessions/sessions.h). A session is a sandbox of the configured
  * backend whose command is the driver in session mode (the controller,
  * src/worker/driver/session.py), spoken to over the framed protocol on the
  * sandbox's stdin/stdout. It is a struct sb_worker underneath (spawn,

@@ -1,6 +1,6 @@
 /* The supervisor's feeders for a session: a call in the session's
  * interpreter, and a background job in the session's sandbox. Both take
- * their frames from an inbox the pump fills (runner/sess.h). A call stops
+ * their frames from an inbox the pump fills (runner/sessions/sess.h). A call stops
  * softly first (an interrupt: KeyboardInterrupt, SIGINT to a shell), then
  * hard: the controller kills the interpreter and starts a new one, and the
  * call's result says the state was lost. A job stops hard at once (its

@@ -1,5 +1,5 @@
 /* The supervisor's feeders for a session's call and for a background job
- * in a session's sandbox (runner/sess_feed.c). Internal to src/runner/. */
+ * in a session's sandbox (runner/sessions/sess_feed.c). Internal to src/runner/. */
 #ifndef SAGEBOX_SESS_FEED_H
 #define SAGEBOX_SESS_FEED_H
 

@@ -330,7 +330,7 @@ json_t *sb_worker_status(const struct sb_worker *w, uint64_t now)
 		json_object_set_new(o, "ready_after_ms", json_integer((json_int_t)(w->ready_ms - w->spawned_ms)));
 		json_object_set(o, "sage", json_object_get(w->ready, "sage"));
 		json_object_set(o, "python", json_object_get(w->ready, "python"));
-		/* "precompiled" or "compiled" (runner/driver_code.h) */
+		/* "precompiled" or "compiled" (runner/warm/driver_code.h) */
 		if (json_object_get(w->ready, "driver_code"))
 			json_object_set(o, "driver_code", json_object_get(w->ready, "driver_code"));
 		/* "huge pages", or "CPython's own: <why>" (driver/memory.py huge_arenas) */

@@ -26,7 +26,7 @@
 enum sb_wp_type { SB_WP_READY, SB_WP_STARTED, SB_WP_OUT, SB_WP_DONE, SB_WP_DATA, SB_WP_REPLY };
 
 /* The frame types a reader accepts (a bit per type): a warm worker's, or a
- * session controller's (runner/sess.c: also file data and replies). */
+ * session controller's (runner/sessions/sess.c: also file data and replies). */
 #define SB_WP_WORKER_TYPES (1u << SB_WP_READY | 1u << SB_WP_STARTED | 1u << SB_WP_OUT | 1u << SB_WP_DONE)
 #define SB_WP_SESSION_TYPES (SB_WP_WORKER_TYPES | 1u << SB_WP_DATA | 1u << SB_WP_REPLY)
 
@@ -54,8 +54,8 @@ int sb_wp_reader_next(struct sb_wp_reader *r, struct sb_wp_frame *f, char *why, 
 
 /* ---- one job's frames, decoded and checked once for every feeder ----
  *
- * A feeder (the warm and fresh worker's, runner/worker_job.c; a session's
- * call or background job, runner/sess_feed.c) holds a struct sb_wp_job
+ * A feeder (the warm and fresh worker's, runner/warm/worker_job.c; a session's
+ * call or background job, runner/sessions/sess_feed.c) holds a struct sb_wp_job
  * for its job and hands it each frame. sb_wp_job_decode checks the frame
  * against the protocol and the job's place in it and returns a typed
  * event, or -1 with why: the caller then treats its far side as broken

@@ -1,4 +1,4 @@
-/* The driver's precompiled code (runner/driver_code.h) in the native
+/* The driver's precompiled code (runner/warm/driver_code.h) in the native
  * sandbox: the host file opened before the root tmpfs covers the host's
  * tree, bound read-only at SB_DRIVER_CODE_MOUNT, where the command's
  * SAGEBOX_DRIVER_CODE points. Best effort: a file the sandbox user cannot

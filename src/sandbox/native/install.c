@@ -1,5 +1,5 @@
 /* A Sage installed outside the system directories (built in ~/sage or
- * /opt/sage-10.x, a conda environment): runner/locate.c names its prefix
+ * /opt/sage-10.x, a conda environment): runner/sage/locate.c names its prefix
  * (sys.prefix, sys.base_prefix, the sage script's directory) and this binds
  * it read-only at the same path in every sandbox, the prefix only. Chosen
  * in the caller (nat_bind_install); opened and bound in init, as the
