@@ -19,6 +19,7 @@
 #include "transport/http_auth.h"
 #include "transport/http_exchange.h"
 #include "transport/http_guard.h"
+#include "transport/http_ops.h"
 
 struct sb_http_limits {
 	size_t max_body;               /* bytes of a POST body (413 beyond) */
@@ -47,24 +48,6 @@ struct sb_http_req {
 	const char *(*header)(void *hctx, const char *name);
 	void *hctx;
 	const char *peer;              /* the client's address, for the log */
-};
-
-struct sb_http_resp {
-	int status;
-	const char *content_type;      /* static; NULL: no body */
-	char *body;                    /* owned */
-	size_t body_len;
-	char session_id[SB_HANDLE_LEN]; /* Mcp-Session-Id to send, or "" */
-	const char *allow;             /* Allow header (405), or NULL */
-	bool www_authenticate;         /* 401: WWW-Authenticate: Bearer */
-	bool rpc_error;                /* the answer is a JSON-RPC error */
-	unsigned retry_after;          /* 429, 503: seconds, or 0 */
-	bool close;                    /* end the connection after this answer (draining) */
-	/* A deferred answer: read it from stream (as SSE when sse, else wait
-	 * for its response and send that as JSON). The response holds the HTTP
-	 * side's reference: close it with sb_http_exchange_close. */
-	struct sb_http_exchange *stream;
-	bool sse;
 };
 
 /* What a request holds from its head to its end. */

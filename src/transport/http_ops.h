@@ -6,8 +6,30 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stddef.h>
 
-#include "transport/http_core.h"
+#include "core/handle.h"
+
+struct sb_http_exchange;
+
+/* An answer to one HTTP request, as the transport sends it. */
+struct sb_http_resp {
+	int status;
+	const char *content_type;      /* static; NULL: no body */
+	char *body;                    /* owned */
+	size_t body_len;
+	char session_id[SB_HANDLE_LEN]; /* Mcp-Session-Id to send, or "" */
+	const char *allow;             /* Allow header (405), or NULL */
+	bool www_authenticate;         /* 401: WWW-Authenticate: Bearer */
+	bool rpc_error;                /* the answer is a JSON-RPC error */
+	unsigned retry_after;          /* 429, 503: seconds, or 0 */
+	bool close;                    /* end the connection after this answer (draining) */
+	/* A deferred answer: read it from stream (as SSE when sse, else wait
+	 * for its response and send that as JSON). The response holds the HTTP
+	 * side's reference: close it with sb_http_exchange_close. */
+	struct sb_http_exchange *stream;
+	bool sse;
+};
 
 /* r's body (owned; NULL: none) with its status and type. */
 void sb_http_set_body(struct sb_http_resp *r, int status, const char *type, char *body);
