@@ -40,6 +40,7 @@ static const struct def {
 	[SB_M_RESIDENT_BYTES] = {"process_resident_memory_bytes", GAUGE, "Resident memory of the sagebox server process.", {NULL}},
 	[SB_M_SANDBOX_RESIDENT_BYTES] = {"sagebox_sandbox_resident_memory_bytes", GAUGE, "Resident memory of the server's child processes (sandboxes, workers, the proxy), summed per process: pages they share are counted once per process.", {NULL}},
 	[SB_M_DRAINING] = {"sagebox_draining", GAUGE, "1 while the instance drains (SIGTERM or sagebox mcp --drain): no new sessions or jobs.", {NULL}},
+	[SB_M_PROXY_CONNECTIONS] = {"sagebox_proxy_connections_total", COUNTER, "Connections from sandboxes to the network proxy, by outcome (allowed: relayed to a listed host; refused: not in the network allow-list, a special address, over the per-sandbox cap, or not a proxy request; failed: the host could not be looked up or reached, or the sandbox closed before its request).", {"outcome"}},
 };
 
 struct series {

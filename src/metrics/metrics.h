@@ -36,6 +36,7 @@ enum sb_metric {
 	SB_M_RESIDENT_BYTES,        /* gauge: this process's resident memory */
 	SB_M_SANDBOX_RESIDENT_BYTES, /* gauge: its sandboxes' processes' resident memory, summed */
 	SB_M_DRAINING,              /* gauge: 1 while draining */
+	SB_M_PROXY_CONNECTIONS,     /* counter {outcome}: the network proxy's connections */
 	SB_M_COUNT
 };
 

@@ -94,6 +94,20 @@ static void listener_free(struct proxy *px, struct listener *l)
 	free(l);
 }
 
+/* Send the untold outcomes to the server, without waiting: a server that
+ * has not read them for a while (no scrape) gets them with a later tally. */
+static void tell_tally(struct proxy *px)
+{
+	uint64_t *u = px->untold;
+	if (px->control_fd < 0 || !(u[PX_ALLOWED] | u[PX_REFUSED] | u[PX_FAILED]))
+		return;
+	char msg[SB_PROXY_MSG_MAX];
+	int n = snprintf(msg, sizeof msg, SB_PROXY_TALLY, (unsigned long long)u[PX_ALLOWED],
+			 (unsigned long long)u[PX_REFUSED], (unsigned long long)u[PX_FAILED]);
+	if (send(px->control_fd, msg, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL) == n)
+		memset(px->untold, 0, sizeof px->untold);
+}
+
 void px_conn_close(struct proxy *px, struct conn *c)
 {
 	if (c->st == S_RESOLVING) { /* the lookup thread still holds it: finish when it reports */
@@ -101,6 +115,8 @@ void px_conn_close(struct proxy *px, struct conn *c)
 		return;
 	}
 	audit(px, c);
+	px->untold[c->refused[0] ? PX_REFUSED : c->connected ? PX_ALLOWED : PX_FAILED]++;
+	tell_tally(px);
 	if (c->cfd >= 0)
 		close(c->cfd);
 	if (c->ufd >= 0)
@@ -365,6 +381,7 @@ static int on_control(struct proxy *px, int fd)
 
 static void sweep(struct proxy *px)
 {
+	tell_tally(px);
 	time_t t = now_s();
 	for (struct conn *c = px->conns, *n; c; c = n) {
 		n = c->next;
@@ -383,7 +400,7 @@ static void sweep(struct proxy *px)
 
 int sb_proxy_run(const struct sb_netlist *list, int audit_fd, int control_fd, int listen_fd, const char *who)
 {
-	struct proxy px = {.list = list, .audit_fd = audit_fd};
+	struct proxy px = {.list = list, .audit_fd = audit_fd, .control_fd = control_fd};
 	signal(SIGPIPE, SIG_IGN);
 	px.ep = epoll_create1(EPOLL_CLOEXEC);
 	if (px.ep < 0 || pipe2(px.resolved, O_CLOEXEC)) {

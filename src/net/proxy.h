@@ -20,8 +20,13 @@
  * SOCK_SEQPACKET socket): "add ID WHO" with one listening socket in
  * SCM_RIGHTS, "who ID WHO" (the sandbox's label for connections made from
  * now on: the client and call, session or job it now serves), "del ID"
- * (the sandbox ended: its socket and connections close). The proxy ends when control_fd hangs up: sagebox is gone. */
+ * (the sandbox ended: its socket and connections close). The proxy ends when control_fd hangs up: sagebox is gone.
+ * The one message back: "tally ALLOWED REFUSED FAILED", the connections
+ * closed since the last tally by outcome (sent without waiting; what a
+ * full socket refuses goes with the next one), which the server counts
+ * for Prometheus. */
 #define SB_PROXY_MSG_MAX 256
+#define SB_PROXY_TALLY "tally %llu %llu %llu"
 
 /* Run the proxy until control_fd hangs up (or, with control_fd -1, for
  * ever). listen_fd, if not -1, is served as sandbox `who` (the command

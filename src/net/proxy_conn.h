@@ -58,14 +58,20 @@ struct conn {
 	struct pipe_buf c2u, u2c;
 	bool c_eof, u_eof, close_after_flush, allowed;
 	bool over_cap;            /* accepted over SB_PROXY_CONNS_MAX: answered 503 */
+	bool connected;           /* reached the host: relayed */
 	uint64_t up, down;
 	time_t started, last;
 	struct conn *next;
 };
 
+/* A connection's outcome, as the server counts it (spawn.c). */
+enum px_outcome { PX_ALLOWED, PX_REFUSED, PX_FAILED, PX_OUTCOMES };
+
 struct proxy {
 	const struct sb_netlist *list;
 	int ep, audit_fd, resolved[2];
+	int control_fd;                  /* -1: no server to tell (packages add) */
+	uint64_t untold[PX_OUTCOMES];    /* outcomes not yet sent to the server */
 	struct listener *listeners;
 	struct conn *conns;
 	struct handle resolved_h, control_h;

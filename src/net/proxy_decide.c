@@ -234,6 +234,7 @@ void px_connected(struct proxy *px, struct conn *c)
 		return;
 	}
 	c->st = S_RELAY;
+	c->connected = true;
 	if (c->req.connect) {
 		static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
 		memcpy(c->u2c.data, ok, sizeof ok - 1);

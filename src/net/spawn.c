@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "metrics/metrics.h"
 #include "net/proxy.h"
 #include "sandbox/native/native.h"
 #include "util/unix_socket.h"
@@ -34,6 +35,32 @@ static struct {
 pid_t sb_netproxy_pid(void)
 {
 	return px.pid;
+}
+
+/* The proxy's tallies since the last render, counted for Prometheus
+ * (proxy.h: "tally ALLOWED REFUSED FAILED"). The proxy runs as another
+ * user and faces the sandboxes: a message that is not a tally, or a
+ * count no connection rate could reach, is ignored, and a descriptor it
+ * might pass along is not accepted (recv, no control buffer). */
+static void collect_tally(void *ctx)
+{
+	(void)ctx;
+	static const char *const outcome[] = {"allowed", "refused", "failed"};
+	double sum[3] = {0, 0, 0};
+	char msg[SB_PROXY_MSG_MAX + 1];
+	ssize_t n;
+	pthread_mutex_lock(&px.lock);
+	while (px.control >= 0 && (n = recv(px.control, msg, SB_PROXY_MSG_MAX, MSG_DONTWAIT)) > 0) {
+		msg[n] = '\0';
+		unsigned long long v[3];
+		if (sscanf(msg, SB_PROXY_TALLY, &v[0], &v[1], &v[2]) == 3 && v[0] < 1u << 30 && v[1] < 1u << 30 &&
+		    v[2] < 1u << 30)
+			for (int i = 0; i < 3; i++)
+				sum[i] += (double)v[i];
+	}
+	pthread_mutex_unlock(&px.lock);
+	for (int i = 0; i < 3; i++)
+		sb_metric_add(SB_M_PROXY_CONNECTIONS, sum[i], (const char *const[]){outcome[i]});
 }
 
 static int give(const char *path)
@@ -112,6 +139,7 @@ int sb_netproxy_start(const struct sb_config *cfg, struct sb_error *err)
 	}
 	px.pid = pid;
 	px.control = sv[0];
+	sb_metrics_collector_add(collect_tally, NULL);
 	return 0;
 }
 
@@ -242,6 +270,9 @@ void sb_netproxy_del(struct sb_netslot *slot)
 
 void sb_netproxy_stop(void)
 {
+	/* Before the lock: a render under way may be in collect_tally. */
+	if (px.pid)
+		sb_metrics_collector_remove(collect_tally, NULL);
 	pthread_mutex_lock(&px.lock);
 	if (px.pid) {
 		close(px.control);

@@ -6,9 +6,11 @@ namespace of its own with the test hosts file over /etc/hosts (its proxy
 resolves names there); the origin servers listen on the host's loopback,
 which no sandbox can reach but through the proxy."""
 import glob
+import http.client
 import http.server
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -16,6 +18,7 @@ import ssl
 import subprocess
 import threading
 import time
+import urllib.request
 
 import pytest
 
@@ -306,3 +309,60 @@ def test_status_and_self_test_show_the_policy_as_enforced(hosts, origin):
     allowed = checks["network: a listed host is let through"]
     assert refused["ok"] and " 403 " in refused["detail"], refused
     assert allowed["ok"] and f"CONNECT exact.test:{origin}: HTTP/1.1 200" in allowed["detail"], allowed
+
+
+def test_proxy_connections_counted_for_prometheus(hosts, origin, tmp_path):
+    """The proxy tells the server each connection's outcome and /metrics
+    counts them: one relayed, two refused (a host not listed, a listed
+    name resolving to the metadata address), one that failed (a listed
+    host nothing listens on)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        mport = s.getsockname()[1]
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    net = f"exact.test:{origin}, 127.0.0.1:{origin}, meta.test:80, exact.test:{closed}, 127.0.0.1:{closed}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SAGEBOX_")}
+    env["XDG_STATE_HOME"] = str(tmp_path)
+    p = subprocess.Popen(prefix(hosts) + [BIN, "mcp", "--http", "127.0.0.1:0", "--metrics-listen",
+                                          f"127.0.0.1:{mport}", "--network", net],
+                         env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         text=True)
+    try:
+        while not (m := re.search(r"serving MCP over HTTP at http://127\.0\.0\.1:(\d+)/mcp", line := p.stderr.readline())):
+            assert line, "sagebox mcp --http did not start"
+        threading.Thread(target=p.stderr.read, daemon=True).start()
+        token = (tmp_path / "sagebox" / "token").read_text().strip()
+
+        def run(code):
+            c = http.client.HTTPConnection("127.0.0.1", int(m.group(1)), timeout=120)
+            msg = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                   "params": {"name": "run_python", "arguments": {"code": code},
+                              "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                                        "io.modelcontextprotocol/clientCapabilities": {}}}}
+            c.request("POST", "/mcp", json.dumps(msg), {
+                "Content-Type": "application/json", "Accept": "application/json",
+                "Authorization": f"Bearer {token}", "MCP-Protocol-Version": "2026-07-28",
+                "Mcp-Method": "tools/call", "Mcp-Name": "run_python"})
+            r = json.loads(c.getresponse().read())
+            c.close()
+            return r["result"]["structuredContent"]["stdout"]
+
+        def counted():
+            text = urllib.request.urlopen(f"http://127.0.0.1:{mport}/metrics", timeout=10).read().decode()
+            return {o: float(re.search(rf'^sagebox_proxy_connections_total{{outcome="{o}"}} (\S+)$', text, re.M)[1])
+                    for o in ("allowed", "refused", "failed")}
+
+        assert run(GET.format(url=f"http://exact.test:{origin}/counted")).startswith("hello from origin /counted")
+        assert run(GET.format(url="http://oeis.org/")).startswith("403 ")
+        assert run(GET.format(url="http://meta.test/latest/meta-data/")).startswith("403 ")
+        assert run(GET.format(url=f"http://exact.test:{closed}/")).startswith("502 ")
+        want = {"allowed": 1, "refused": 2, "failed": 1}
+        deadline = time.monotonic() + 10  # the proxy tells closed connections at once, or within a second
+        while (got := counted()) != want and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert got == want
+    finally:
+        p.send_signal(signal.SIGINT)
+        p.wait(timeout=60)
