@@ -36,6 +36,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import http.client
 
@@ -82,6 +83,8 @@ class Cluster:
             while "serving MCP over HTTP" not in (line := p.stderr.readline()):
                 if not line:
                     raise RuntimeError("sagebox mcp --http did not start")
+            # Read on: a server whose stderr pipe is full stops at its next line.
+            threading.Thread(target=p.stderr.read, daemon=True).start()
             self.procs.append(p)
             self.ports.append(port)
         self.router = None
