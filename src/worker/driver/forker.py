@@ -162,10 +162,18 @@ def start(w, start_fn):
     # faults, ~8 ms of CPU a call on a machine where page faults are dear
     # (docs/WARM.md), where calling it costs ~20.
     after_fork = ctypes.pythonapi.PyOS_AfterFork_Child
+    # The forker is fork(2)ed from here, and its spares from it, so the
+    # interpreter's locks are taken around it exactly as os.fork takes
+    # them: from Python 3.13 on, PyOS_AfterFork_Child in a spare releases
+    # the locks PyOS_BeforeFork took, and aborts ("unlocking mutex that is
+    # not locked") when they were never taken.
+    api = ctypes.pythonapi
+    api.PyOS_BeforeFork()
     pid = start_fn(ranges_arr, len(ranges) // 2, theirs.fileno(), w.wake_w, close_arr, len(close), fds, ctypes.byref(nfds),
                    ctypes.byref(after), ctypes.byref(flags))
     if pid == 0:
         _spare(w, after_fork, ours, theirs, fds, nfds.value, after.value, flags.value)
+    api.PyOS_AfterFork_Parent()
     theirs.close()
     if pid < 0:
         ours.close()
