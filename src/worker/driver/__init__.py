@@ -32,6 +32,11 @@
 #             expression, matplotlib) as PNGs; display: Sage's display
 #             manager's backend (LaTeX, HTML, SVG, 3D scenes, text);
 #             hooks: both installed once, inherited by every job
+#   interact  Sage's @interact: its item around a first rendering, its
+#             function kept in a session and run again with a viewer's
+#             values; controls: the controls as data, checked and
+#             converted; widgets: Sage's control functions and the rules
+#             for plain defaults
 #   zygote    the worker: set-up, the serve loop, spares, warm-ups; one
 #             job (fresh)
 #   job       one job in the worker: hand-over, output relay, deadline,

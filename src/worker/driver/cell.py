@@ -9,7 +9,7 @@ and Sage REPL syntax (%time, !cmd, x?) made Python (magics.py)."""
 import os
 import sys
 
-from . import display, figures, magics, pipenv
+from . import display, figures, interact, magics, pipenv
 from .namespaces import python_globals
 from .source import CELL, compile_cell
 
@@ -22,15 +22,15 @@ def show(value):
     Sage object or any value under %display latex through Sage's display
     manager (display.py), a matplotlib figure as a figure, anything else as
     its repr (also sent as a text item)."""
-    if value is None:
-        return
+    if value is None or interact.is_interact_function(value):
+        return  # (interact(f) returns f: its controls are what it shows)
     import builtins
     builtins._ = value
     if figures.display(value) or display.show(value):
         return
     text = magics.display_text(value)
     text = repr(value) if text is None else text
-    sys.stdout.write(text + "\n")
+    display.print_shown(text)
     display.text_item(text)
 
 

@@ -55,6 +55,13 @@ def text_item(text):
     item("text", text)
 
 
+def print_shown(text):
+    """Print text that is also sent as a text item: past an interact's
+    capture of stdout (interact.py), which would send it a second time."""
+    out = sys.stdout
+    getattr(out, "_sagebox_real", out).write(text + "\n")
+
+
 def latex_source(s):
     """LaTeX without its $ or $$ delimiters and Sage's \\Bold preamble."""
     s = s.strip()
@@ -102,7 +109,7 @@ def emit(plain_text, rich, obj=None, kwds=None):
     out = items.current()
     if isinstance(rich, (oc.OutputPlainText, oc.OutputAsciiArt, oc.OutputUnicodeArt)):
         s = rich.text.get_str()
-        print(s)
+        print_shown(s)
         text_item(s)
         return
     latex = None

@@ -38,7 +38,7 @@ import shlex
 import signal
 import sys
 
-from . import cell, confine, items, memory, pari_stack
+from . import cell, confine, interact, items, memory, pari_stack
 from .child import exit_job
 from .channel import Channel
 
@@ -219,6 +219,7 @@ class PyInterp(Interp):
         cell.set_job_argv()
         for f in (sys.stdout, sys.stderr):
             f.reconfigure(line_buffering=True)  # job_output and progress see lines as they come
+        interact.keep()  # its interacts stay for interact_update
         Loop(self, Channel(ctl_r, -1, max_in=REQ_MAX), st_w, null, disp_w).serve()
         os._exit(0)
 
@@ -256,7 +257,12 @@ class Loop:
                 # (items.py, figures.py).
                 items.begin(self.disp_w, hdr.get("display"), save_dir=self.it.workspace, keep_fd=True)
                 try:
-                    status = cell.run_source(hdr.get("lang"), code, self.it.glb, "<cell %d>" % self.calls)
+                    iid = hdr.get("interact")
+                    if isinstance(iid, str):
+                        # an interact run again with a viewer's values (the code is their JSON)
+                        status = interact.update(iid, code, self.it.glb)
+                    else:
+                        status = cell.run_source(hdr.get("lang"), code, self.it.glb, "<cell %d>" % self.calls)
                 except KeyboardInterrupt:
                     status = 1
                 finally:

@@ -11,6 +11,9 @@ never on stdout or stderr, under the caps of its class:
                                       count, b"i" too big (a figure: even
                                       when shrunk), b"t" over what is left
                                       of the class's total
+            | b"E" kind               the items since the last of kind
+                                      were its own (an interact's first
+                                      rendering: interact.py)
 
 The kinds (their bytes and classes) and the caps come from the host in the
 job's run frame ("display": core/display_kinds.c and core/display_caps.c,
@@ -40,8 +43,17 @@ class Sender:
         # kind name: (its byte, its class)
         self.kinds = {name: (w.encode("latin-1"), c) for name, (w, c) in caps["kinds"].items()}
         self.sent = {name: [0, 0] for name in self.caps}  # per class: count, bytes
+        # Called before each record (an interact's rendering sends the text
+        # its function printed first, interact.py); None: nothing to do.
+        self.before_record = None
 
     def _record(self, body):
+        before, self.before_record = self.before_record, None
+        if before is not None:
+            try:
+                before()
+            finally:
+                self.before_record = before
         data = memoryview(struct.pack(">I", len(body)) + body)
         try:
             while data:
@@ -69,6 +81,12 @@ class Sender:
         self.sent[cls][0] += 1
         self.sent[cls][1] += counted
         self._record(b"D" + wire + payload)
+
+    def end_group(self, kind):
+        """The items of the last item of kind (an interact) are over: not
+        an item, no cap."""
+        if kind in self.kinds:
+            self._record(b"E" + self.kinds[kind][0])
 
     def item(self, kind, data):
         """Send one item (bytes) under its class's caps, or say why not.

@@ -4,6 +4,7 @@ controller, a job's child, the cell and the magics (%run)."""
 import os
 import sys
 
+from . import interact
 from .channel import write_all
 
 
@@ -32,6 +33,7 @@ def sage_globals():
     glb = {k: v for k, v in vars(allc).items() if not k.startswith("__")}
     glb["__name__"] = "__main__"
     glb["__builtins__"] = __builtins__
+    interact.install(glb)
     return glb
 
 
@@ -124,4 +126,6 @@ def sage_globals_quietly():
 
 
 def python_globals():
-    return {"__name__": "__main__", "__builtins__": __builtins__}
+    glb = {"__name__": "__main__", "__builtins__": __builtins__}
+    interact.install(glb)
+    return glb

@@ -7,7 +7,9 @@ session's code cannot patch it, read it, or interrupt it.
 
   host -> controller                 controller -> host
   run {id, lang, code_bytes,         out {id, stream} + bytes ... then
-       display} + code              (stream: stdout, stderr, display)
+       display[, interact]} + code  (stream: stdout, stderr, display)
+      (interact: an interact's id;
+       the code is its values' JSON)
                                      done {id, exit_code, signal,
                                            interrupted, restarted, reason,
                                            files, files_more} (written.py)
@@ -366,7 +368,10 @@ class Controller:
             self.interp.run(path)
         else:
             try:
-                self.interp.send({"op": "run", "lang": hdr.get("lang"), "display": hdr.get("display")}, code)
+                req = {"op": "run", "lang": hdr.get("lang"), "display": hdr.get("display")}
+                if isinstance(hdr.get("interact"), str):
+                    req["interact"] = hdr["interact"]  # code: the values (interact.py)
+                self.interp.send(req, code)
             except BrokenPipeError:
                 pass  # it died: its status says how (on_interp_gone)
 
