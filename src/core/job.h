@@ -23,6 +23,9 @@ struct sb_job {
 	const char *owner;    /* SESSION, BACKGROUND: whose sessions and jobs */
 	const char *session;  /* SESSION: the session's id; BACKGROUND: NULL or one */
 	enum sb_lang lang;
+	/* SESSION: run the session's interact of this id again instead of code
+	 * (core/interact.h); code is then the values, a JSON object. NULL: none. */
+	const char *interact;
 	const char *code;     /* not necessarily NUL-free; code_len counts bytes */
 	size_t code_len;
 	struct sb_limits limits;

@@ -135,3 +135,9 @@ void sb_result_verdict(const struct sb_result *r, char *buf, size_t size)
 	else
 		put(buf, size, "exit status %d", r->exit_code);
 }
+
+json_t *sb_result_interacts(const struct sb_result *r)
+{
+	(void)r; /* WIP: the interact display kind */
+	return json_array();
+}

@@ -60,6 +60,9 @@ int sb_result_exit_status(const struct sb_result *r);
 /* The seed-compatible JSON object (new reference); what was displayed as
  * core/display_out.h gives it (a figure's metadata, never its bytes). */
 json_t *sb_result_to_json(const struct sb_result *r);
+/* The declarations (core/interact.h) of the interacts the result
+ * displayed, in order: a new reference to an array, empty when none. */
+json_t *sb_result_interacts(const struct sb_result *r);
 /* One line for a model or a person: "exit status 0", "timed out after 30 s"... */
 void sb_result_verdict(const struct sb_result *r, char *buf, size_t size);
 

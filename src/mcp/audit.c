@@ -89,6 +89,8 @@ static json_t *line_head(const char *event, const struct sb_audit_record *r)
 		json_object_set_new(o, "session", json_string(r->session));
 	if (r->job[0])
 		json_object_set_new(o, "job", json_string(r->job));
+	if (r->interact[0])
+		json_object_set_new(o, "interact", json_string(r->interact));
 	if (r->code) {
 		json_object_set_new(o, "code_sha256", json_string(r->code_sha256));
 		json_object_set_new(o, "code_bytes", json_integer((json_int_t)r->code_len));

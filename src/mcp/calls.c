@@ -149,16 +149,17 @@ static void audit_head(const struct call *k, struct sb_audit_record *rec)
 	rec->client_info = k->modern ? k->info : cl->info;
 	rec->tool = k->tool->name;
 	sb_audit_call_id(rec->call);
-	const struct sb_tool_arg *code = sb_tool_code_arg(k->tool);
-	rec->code = code ? sb_tool_arg_text(k->args, code->name, &rec->code_len) : NULL;
+	rec->code = sb_tool_audited_text(k->tool, k->args, &rec->code_len, &rec->code_owned);
 	if (rec->code)
 		rec->code_chars = sb_utf8_count(rec->code, rec->code_len);
 	/* Handles a call names (checked text: no NUL), so that the log ties
 	 * calls to their sessions and jobs. */
 	const char *sid = json_string_value(json_object_get(k->args, "session_id"));
 	const char *jid = json_string_value(json_object_get(k->args, "job_id"));
+	const char *iid = json_string_value(json_object_get(k->args, "interact_id"));
 	snprintf(rec->session, sizeof rec->session, "%s", sid ? sid : "");
 	snprintf(rec->job, sizeof rec->job, "%s", jid ? jid : "");
+	snprintf(rec->interact, sizeof rec->interact, "%s", iid ? iid : "");
 }
 
 /* The run hooks' admit: the call's job slot, taken when its session's turn came. */
@@ -215,6 +216,7 @@ static void run_call(struct sb_calls *c, struct call *k)
 		rec.duration_ms = sb_now_ms() - start;
 	if (s->audit)
 		sb_audit_finished(s->audit, &rec);
+	free(rec.code_owned);
 	if (k->slot_held)
 		sb_mcp_slot_give(s, cl->owner);
 

@@ -229,6 +229,13 @@ static void h_tools_call(const struct sb_mcp_request *q, struct reply *r)
 	const struct sb_tool *t = find_tool(json_object_get(q->params, "name"), r);
 	if (!t)
 		return;
+	if (t->app_only && !sb_ui_declared(q->capabilities)) {
+		fail(r, SB_RPC_INVALID_PARAMS,
+		     "%s is the sagebox viewer's tool: it is called by the viewer inside a host that renders MCP "
+		     "Apps, and this client did not declare the %s extension (with %s) in its capabilities",
+		     t->name, SB_UI_EXTENSION, SB_UI_MIME);
+		return;
+	}
 	json_t *args = json_object_get(q->params, "arguments");
 	if (json_is_null(args))
 		args = NULL;

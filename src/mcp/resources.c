@@ -34,14 +34,26 @@ bool sb_ui_declared(const json_t *capabilities)
 
 void sb_ui_link_tools(json_t *tools_list, const json_t *capabilities)
 {
-	if (!sb_ui_declared(capabilities))
-		return;
-	size_t i;
-	json_t *t;
-	json_array_foreach(json_object_get(tools_list, "tools"), i, t) {
+	bool ui = sb_ui_declared(capabilities);
+	json_t *tools = json_object_get(tools_list, "tools");
+	for (size_t i = json_array_size(tools); i-- > 0;) {
+		json_t *t = json_array_get(tools, i);
 		const struct sb_tool *row = sb_tool_find(json_string_value(json_object_get(t, "name")));
-		if (row && row->viewed)
-			json_object_set_new(t, "_meta", json_pack("{s:{s:s}}", "ui", "resourceUri", SB_UI_VIEWER_URI));
+		if (!row)
+			continue;
+		if (row->app_only && !ui) {
+			/* A client that cannot show the viewer would offer it to its model. */
+			json_array_remove(tools, i);
+			continue;
+		}
+		if (!ui)
+			continue;
+		json_t *meta = json_object();
+		if (row->viewed)
+			json_object_set_new(meta, "resourceUri", json_string(SB_UI_VIEWER_URI));
+		if (row->app_only) /* the host hides it from the model; the viewer calls it */
+			json_object_set_new(meta, "visibility", json_pack("[s]", "app"));
+		json_object_set_new(t, "_meta", json_pack("{s:o}", "ui", meta));
 	}
 }
 

@@ -33,7 +33,10 @@ bool sb_ui_declared(const json_t *capabilities);
 
 /* For a client with the extension (capabilities): _meta.ui.resourceUri on
  * the tools of a tools/list result whose results the viewer shows (the
- * rows marked viewed: the run tools and job_output). */
+ * rows marked viewed: the run tools, job_output, interact_update), and
+ * _meta.ui.visibility ["app"] on the viewer's own (app_only: the host
+ * hides it from the model). For a client without: no _meta.ui, and the
+ * app-only tools are not listed. */
 void sb_ui_link_tools(json_t *tools_list, const json_t *capabilities);
 
 /* For a client with the extension: the extension in the server's

@@ -16,8 +16,12 @@ static json_t *arg_schema(const struct sb_tool_arg *a, const struct sb_config *c
 	json_t *o = json_object();
 	json_object_set_new(o, "type", json_string(a->type == SB_ARG_INTEGER	? "integer"
 						   : a->type == SB_ARG_BOOLEAN ? "boolean"
+						   : a->type == SB_ARG_OBJECT  ? "object"
 									       : "string"));
-	if (a->type == SB_ARG_INTEGER) {
+	if (a->type == SB_ARG_OBJECT) {
+		if (a->max > 0)
+			json_object_set_new(o, "maxProperties", json_integer(a->max));
+	} else if (a->type == SB_ARG_INTEGER) {
 		json_object_set_new(o, "minimum", json_integer(a->min));
 		json_object_set_new(o, "maximum", json_integer(a->max));
 	} else if (a->max > 0) {
@@ -114,6 +118,14 @@ static int check_value(const struct sb_tool *t, const struct sb_tool_arg *a, con
 	}
 	if (a->type == SB_ARG_BOOLEAN)
 		return json_is_boolean(v) ? 0 : refuse(t, msg, size, "\"%s\" must be true or false", a->name);
+	if (a->type == SB_ARG_OBJECT) {
+		if (!json_is_object(v))
+			return refuse(t, msg, size, "\"%s\" must be an object", a->name);
+		if (a->max > 0 && json_object_size(v) > (size_t)a->max)
+			return refuse(t, msg, size, "\"%s\" has %zu members; the most is %lld", a->name,
+				      json_object_size(v), a->max);
+		return 0;
+	}
 	if (!json_is_string(v))
 		return refuse(t, msg, size, "\"%s\" must be a string", a->name);
 	if (a->type == SB_ARG_STRING && sb_json_has_nul(v))
@@ -173,6 +185,23 @@ const struct sb_tool_arg *sb_tool_code_arg(const struct sb_tool *t)
 	for (const struct sb_tool_arg *a = t->args; a && a->name; a++)
 		if (a->type == SB_ARG_CODE)
 			return a;
+	return NULL;
+}
+
+const char *sb_tool_audited_text(const struct sb_tool *t, const json_t *args, size_t *len, char **owned)
+{
+	*owned = NULL;
+	*len = 0;
+	const struct sb_tool_arg *code = sb_tool_code_arg(t);
+	if (code)
+		return sb_tool_arg_text(args, code->name, len);
+	for (const struct sb_tool_arg *a = t->args; a && a->name; a++) {
+		json_t *v = a->type == SB_ARG_OBJECT ? json_object_get(args, a->name) : NULL;
+		if (v && (*owned = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS)))
+			*len = strlen(*owned);
+		if (*owned)
+			return *owned;
+	}
 	return NULL;
 }
 

@@ -165,7 +165,7 @@ static void session_note(struct sb_buf *b, const char *sid, const struct sb_sess
 /* The session cannot take the call (unknown, expired, wrong language): a
  * tool error; its structuredContent keeps the run tools' schema (clients
  * check it, error or not): a result that never ran, with the error. */
-static void session_unusable(struct sb_tool_ctx *ctx, struct sb_tool_result *out, const struct sb_error *err)
+void sb_run_refused(struct sb_tool_ctx *ctx, struct sb_tool_result *out, const struct sb_error *err)
 {
 	sb_tools_error(ctx, out, err);
 	json_decref(out->structured);
@@ -182,8 +182,8 @@ static void session_unusable(struct sb_tool_ctx *ctx, struct sb_tool_result *out
 /* A run's result as the tool's: the audit record, the text (with what the
  * call did to its session, sid not NULL), the figures, the structured
  * result. The one place a run's result is shaped. */
-static void shape(const struct sb_tool *t, struct sb_tool_ctx *ctx, struct sb_tool_result *out, struct sb_result *res,
-		  const char *sid, const struct sb_session_verdict *v)
+void sb_run_result(const struct sb_tool *t, struct sb_tool_ctx *ctx, struct sb_tool_result *out, struct sb_result *res,
+		   const char *sid, const struct sb_session_verdict *v)
 {
 	const struct sb_tool_server *srv = ctx->srv;
 	if (!res->out.data)
@@ -236,10 +236,10 @@ void sb_run_handler(const struct sb_tool *t, const json_t *args, struct sb_tool_
 		no_runner_result(srv, job.limits.timeout_s, &ro.res);
 		sid = NULL;
 	} else if (sb_runner_run(srv->runner, &job, &ctx->hooks, &ro)) {
-		session_unusable(ctx, out, &ro.err);
+		sb_run_refused(ctx, out, &ro.err);
 		sb_run_out_free(&ro);
 		return;
 	}
-	shape(t, ctx, out, &ro.res, sid, &ro.session);
+	sb_run_result(t, ctx, out, &ro.res, sid, &ro.session);
 	sb_run_out_free(&ro);
 }

@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/interact.h"
 #include "core/limits.h"
+#include "tools/interact_tool.h"
 #include "tools/run.h"
 #include "tools/self_test.h"
 #include "tools/sessions.h"
@@ -75,6 +77,15 @@ static const struct sb_tool_arg job_start_args[] = {
 	{.name = "timeout_seconds", .type = SB_ARG_INTEGER, .min = 1, .max = 86400,
 	 .describe = sb_job_timeout_description},
 	{0}};
+static const struct sb_tool_arg interact_args[] = {
+	{.name = "session_id", .type = SB_ARG_STRING, .required = true, .max = SB_HANDLE_MAX_CHARS,
+	 .description = "The session whose call displayed the interact (the result's session_id).",
+	 .header = SB_SESSION_ID_HEADER},
+	{.name = "interact_id", .type = SB_ARG_STRING, .required = true, .max = SB_HANDLE_MAX_CHARS,
+	 .description = "The interact's id, from its display item."},
+	{.name = "values", .type = SB_ARG_OBJECT, .required = true, .max = SB_INTERACT_MAX_CONTROLS,
+	 .description = "The controls' values by name (a control left out keeps its default)."},
+	{0}};
 static const struct sb_tool_arg job_args[] = {JOB_ARG, {0}};
 static const struct sb_tool_arg job_output_args[] = {
 	JOB_ARG,
@@ -129,6 +140,18 @@ const struct sb_tool sb_tools[] = {
 		.handler = sb_self_test_handler,
 		.needs_slot = true,
 	},
+	{
+		.name = "interact_update",
+		.title = "Move an interact's controls",
+		.description = sb_interact_update_description,
+		.args = interact_args,
+		.output_schema = sb_run_output_schema,
+		.hints = RUNS_CODE,
+		.handler = sb_interact_update_handler,
+		.needs_slot = true,
+		.viewed = true,
+		.app_only = true,
+	},
 	SESSION_TOOL("session_open", "Open a session", session_open, open_args, NULL, CHANGES, .opens = true),
 	SESSION_TOOL("session_list", "List sessions", session_list, no_args, NULL, OBSERVES),
 	SESSION_TOOL("session_reset", "Reset a session", session_reset, session_args, NULL, ENDS),
@@ -157,6 +180,7 @@ char *sb_tool_names(void)
 {
 	struct sb_buf b = {0};
 	for (size_t i = 0; i < sb_tools_count; i++)
-		sb_buf_printf(&b, "%s%s", i ? ", " : "", sb_tools[i].name);
+		if (!sb_tools[i].app_only) /* (the viewer's own: not for a model, nor a person) */
+			sb_buf_printf(&b, "%s%s", b.len ? ", " : "", sb_tools[i].name);
 	return sb_buf_steal(&b, NULL);
 }

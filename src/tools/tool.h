@@ -27,6 +27,8 @@ enum sb_arg_type {
 			   recorded in the audit log by its hash and size */
 	SB_ARG_INTEGER, /* JSON Schema "integer": 5 and 5.0 alike */
 	SB_ARG_BOOLEAN,
+	SB_ARG_OBJECT,  /* a JSON object, checked by the handler; recorded in the audit
+			   log by the hash and size of its compact JSON, as code is */
 };
 
 /* One argument of a tool. */
@@ -34,7 +36,8 @@ struct sb_tool_arg {
 	const char *name;
 	enum sb_arg_type type;
 	bool required;
-	long long min, max;  /* INTEGER: the range; STRING, CODE: max is the longest in code points (0: any) */
+	long long min, max;  /* INTEGER: the range; STRING, CODE: max is the longest in code points (0: any);
+				OBJECT: max is the most members (0: any) */
 	const char *const *choices; /* STRING: the allowed values (NULL-terminated; NULL: any) */
 	const char *description;
 	/* Instead of description, for text that names a setting (malloc'd). */
@@ -64,7 +67,9 @@ struct sb_audit_record {
 	const char *client;         /* the caller's owner id */
 	const char *client_info;    /* what the client calls itself ("LM Studio 0.3.17"), or "" */
 	const char *tool;
-	const char *code;           /* the SB_ARG_CODE argument, or NULL */
+	const char *code;           /* what runs: the SB_ARG_CODE argument, an SB_ARG_OBJECT's
+				       JSON (then code_owned, freed after the finished line), or NULL */
+	char *code_owned;
 	size_t code_len, code_chars;
 	char code_sha256[65];       /* filled by the audit log */
 	/* The session and the background job the call concerns (from its
@@ -72,6 +77,7 @@ struct sb_audit_record {
 	 * new session, job_start's new job); "" none. */
 	char session[SB_SESSION_ID_LEN];
 	char job[SB_SESSION_ID_LEN];
+	char interact[24];          /* interact_update's interact_id; "" none */
 	/* Set by the handler. */
 	unsigned timeout_s;         /* 0: none */
 	char backend[64];
@@ -118,6 +124,9 @@ struct sb_tool {
 				       result viewer (mcp/resources.h) */
 	bool opens;                 /* opens a session or starts a background job: refused
 				       while the server drains (new work goes to other instances) */
+	bool app_only;              /* called by the viewer, never by a model: listed (with
+				       _meta.ui.visibility ["app"]) and callable only for a
+				       client that declared the MCP Apps extension */
 };
 
 /* The table (tools/table.c). */
@@ -126,7 +135,8 @@ extern const size_t sb_tools_count;
 
 /* The row named name, or NULL. */
 const struct sb_tool *sb_tool_find(const char *name);
-/* "a, b, c": every tool's name, for messages and usage text (malloc'd). */
+/* "a, b, c": every tool's name but the app-only ones, for messages and usage
+ * text (malloc'd). */
 char *sb_tool_names(void);
 
 /* The instructions a client may give the model (malloc'd). */
@@ -142,6 +152,10 @@ json_t *sb_tool_input_schema(const struct sb_tool *t, const struct sb_config *cf
 int sb_tool_check_args(const struct sb_tool *t, const json_t *args, char *msg, size_t size);
 /* The tool's SB_ARG_CODE argument, if it has one and it was given. */
 const struct sb_tool_arg *sb_tool_code_arg(const struct sb_tool *t);
+/* What the audit log records of a call as its code: the CODE argument's
+ * text, or an OBJECT argument's compact JSON (malloc'd into *owned, which
+ * the caller frees); NULL when the tool has neither or it was not given. */
+const char *sb_tool_audited_text(const struct sb_tool *t, const json_t *args, size_t *len, char **owned);
 /* Values of checked arguments. */
 const char *sb_tool_arg_text(const json_t *args, const char *name, size_t *len);
 long long sb_tool_arg_int(const json_t *args, const char *name, long long dflt);

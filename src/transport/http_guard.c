@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "mcp/resources.h"
 #include "mcp/stateless.h"
 #include "mcp/toolview.h"
 #include "util/jsontext.h"
@@ -246,8 +247,16 @@ int sb_http_check_params(const json_t *msg, sb_http_header_fn header, void *hctx
 	const char *method = sb_json_text(json_object_get(msg, "method"));
 	if (!method || strcmp(method, "tools/call"))
 		return 0;
+	const char *tool = sb_json_text(json_object_get(params, "name"));
+	const struct sb_tool *t = tool ? sb_tool_find(tool) : NULL;
+	/* The viewer's own tool was never listed to a client without the MCP
+	 * Apps extension, so it cannot know its headers: the protocol layer
+	 * refuses the call itself and says why. */
+	if (t && t->app_only &&
+	    !sb_ui_declared(json_object_get(json_object_get(params, "_meta"), SB_META_CLIENT_CAPABILITIES)))
+		return 0;
 	struct sb_mcp_param_header ph[SB_MCP_PARAM_HEADERS_MAX];
-	size_t n = sb_mcp_param_headers(sb_json_text(json_object_get(params, "name")), ph);
+	size_t n = sb_mcp_param_headers(tool, ph);
 	const json_t *args = json_object_get(params, "arguments");
 	for (size_t i = 0; i < n; i++) {
 		const json_t *body = json_object_get(args, ph[i].arg);
@@ -291,8 +300,16 @@ const char *sb_http_routing_handle(const json_t *msg)
 		return sb_json_text(json_object_get(params, "taskId"));
 	if (!method || strcmp(method, "tools/call"))
 		return NULL;
+	const char *tool = sb_json_text(json_object_get(params, "name"));
+	const struct sb_tool *t = tool ? sb_tool_find(tool) : NULL;
+	/* The viewer's own tool was never listed to a client without the MCP
+	 * Apps extension, so it cannot know its headers: the protocol layer
+	 * refuses the call itself and says why. */
+	if (t && t->app_only &&
+	    !sb_ui_declared(json_object_get(json_object_get(params, "_meta"), SB_META_CLIENT_CAPABILITIES)))
+		return 0;
 	struct sb_mcp_param_header ph[SB_MCP_PARAM_HEADERS_MAX];
-	size_t n = sb_mcp_param_headers(sb_json_text(json_object_get(params, "name")), ph);
+	size_t n = sb_mcp_param_headers(tool, ph);
 	const json_t *args = json_object_get(params, "arguments");
 	for (size_t i = 0; i < n; i++) {
 		const char *v = sb_json_text(json_object_get(args, ph[i].arg));

@@ -10,7 +10,9 @@ import { fileURLToPath } from 'node:url';
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const BIN = process.env.SAGEBOX_BIN || path.resolve(here, '../../build/sagebox');
 // Every tool tools/list offers, sorted (the session, file and job tools
-// beside the run, status and self-test tools).
+// beside the run, status and self-test tools), as a client without the MCP
+// Apps extension sees it (interact_update, the viewer's own, is listed only
+// with the extension: tests/http/interact.test.js).
 export const TOOL_NAMES = [
   'file_export', 'file_list', 'file_read', 'file_write',
   'job_cancel', 'job_output', 'job_start', 'job_status',

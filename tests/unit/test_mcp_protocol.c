@@ -297,7 +297,15 @@ static void test_server(void)
 	CHECK(error_says(&m, 6, -32602, "tool name contains a NUL") && error_says(&m, 6, -32602, names));
 	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"nope\"}}"), said++;
 	CHECK(error_says(&m, 7, -32602, "Unknown tool: nope (the tools are ") && error_says(&m, 7, -32602, names));
+	CHECK(!strstr(names, "interact_update"));
 	free(names);
+	/* The viewer's own tool, from a client that did not declare the MCP
+	 * Apps extension: refused before its arguments are looked at. */
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":71,\"method\":\"tools/call\",\"params\":{\"name\":"
+		      "\"interact_update\",\"arguments\":{\"session_id\":\"s_x\",\"interact_id\":\"i0\",\"values\":{}}}}"),
+		said++;
+	CHECK(error_says(&m, 71, -32602, "interact_update is the sagebox viewer's tool") &&
+	      error_says(&m, 71, -32602, "did not declare the io.modelcontextprotocol/ui extension"));
 	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"logging/setLevel\",\"params\":{\"level\":"
 		      "\"debug\\u0000\"}}"), said++;
 	CHECK(error_says(&m, 8, -32602, "\"level\" contains a NUL"));
@@ -335,7 +343,9 @@ static void test_server(void)
 	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":13,\"method\":\"tools/list\"}"), said++;
 	a = answer(&m, 13);
 	json_t *tools = json_object_get(json_object_get(a, "result"), "tools");
-	CHECK(json_array_size(tools) == sb_tools_count);
+	CHECK(json_array_size(tools) == sb_tools_count - 1); /* not the viewer's own */
+	for (size_t i = 0; i < json_array_size(tools); i++)
+		CHECK(strcmp(text_of(json_array_get(tools, i), "name"), "interact_update"));
 	CHECK(json_object_get(json_array_get(tools, 0), "title") && json_object_get(json_array_get(tools, 0), "outputSchema"));
 	json_decref(a);
 

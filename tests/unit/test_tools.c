@@ -8,11 +8,12 @@
 #include "check.h"
 #include "config/config.h"
 #include "mcp/toolview.h"
+#include "tools/sessions.h"
 #include "tools/tool.h"
 
 static void test_table(void)
 {
-	CHECK(sb_tools_count == 17);
+	CHECK(sb_tools_count == 18);
 	for (size_t i = 0; i < sb_tools_count; i++) {
 		const struct sb_tool *t = &sb_tools[i];
 		CHECK(t->name && t->title && t->description && t->args && t->output_schema && t->handler);
@@ -36,6 +37,32 @@ static void test_table(void)
 	     *n; n++)
 		CHECK(sb_tool_find(*n) && !sb_tool_find(*n)->needs_slot);
 	CHECK(sb_tool_find("session_list")->hints.read_only && sb_tool_find("session_close")->hints.destructive);
+	/* The viewer's tool: app-only, a run in a session (a job slot), its
+	 * values an object recorded in the audit log like code. */
+	const struct sb_tool *iu = sb_tool_find("interact_update");
+	CHECK(iu && iu->app_only && iu->needs_slot && !iu->task_support && !sb_tool_code_arg(iu));
+	for (size_t i = 0; i < sb_tools_count; i++)
+		CHECK(!sb_tools[i].app_only || &sb_tools[i] == iu);
+	char msg[300];
+	json_t *a = json_pack("{s:s, s:s, s:{s:i}}", "session_id", "s_1", "interact_id", "i1", "values", "n", 3);
+	CHECK(sb_tool_check_args(iu, a, msg, sizeof msg) == 0);
+	size_t len;
+	char *owned;
+	const char *text = sb_tool_audited_text(iu, a, &len, &owned);
+	CHECK(text && owned == text && !strcmp(text, "{\"n\":3}") && len == 7);
+	free(owned);
+	json_object_set_new(a, "values", json_string("{\"n\":3}"));
+	CHECK(sb_tool_check_args(iu, a, msg, sizeof msg) == -1);
+	CHECK(strstr(msg, "\"values\" must be an object") != NULL);
+	json_decref(a);
+	json_t *schema = sb_tool_input_schema(iu, NULL, true);
+	json_t *values = json_object_get(json_object_get(schema, "properties"), "values");
+	CHECK(!strcmp(json_string_value(json_object_get(values, "type")), "object") &&
+	      json_integer_value(json_object_get(values, "maxProperties")) == 64);
+	/* a router sends it to the session's instance, as any session call */
+	json_t *sid = json_object_get(json_object_get(schema, "properties"), "session_id");
+	CHECK(!strcmp(json_string_value(json_object_get(sid, "x-mcp-header")), SB_SESSION_ID_HEADER));
+	json_decref(schema);
 }
 
 /* Choices, booleans, and a row's own rule (file_write: one of two). */
@@ -221,7 +248,7 @@ static void test_list(void)
 	json_t *t0 = json_array_get(json_object_get(old, "tools"), 0);
 	json_t *t1 = json_array_get(json_object_get(mid, "tools"), 0);
 	json_t *t2 = json_array_get(json_object_get(now, "tools"), 0);
-	CHECK(json_array_size(json_object_get(now, "tools")) == 17);
+	CHECK(json_array_size(json_object_get(now, "tools")) == 18);
 	CHECK(!json_object_get(t0, "annotations") && !json_object_get(t0, "title") && !json_object_get(t0, "outputSchema"));
 	CHECK(json_object_get(t1, "annotations") && !json_object_get(t1, "title") && !json_object_get(t1, "outputSchema"));
 	CHECK(json_object_get(t2, "annotations") && json_object_get(t2, "title") && json_object_get(t2, "outputSchema"));

@@ -218,6 +218,7 @@ void sess_destroy(struct sess *s)
 	pthread_mutex_destroy(&s->tx);
 	pthread_cond_destroy(&s->changed);
 	pthread_mutex_destroy(&s->lock);
+	json_decref(s->interacts);
 	free(s);
 }
 

@@ -29,6 +29,7 @@
 
 #include "config/config.h"
 #include "core/job.h"
+#include "core/result.h"
 #include "runner/hooks.h"
 #include "runner/warm/worker.h"
 #include "util/buf.h"
@@ -72,6 +73,8 @@ struct sess {
 	bool closed;                   /* ended on purpose (close, expiry, shutdown) */
 	char why[400];                 /* how it ended */
 	bool busy;                     /* the interpreter is taken */
+	json_t *interacts;             /* under lock: the interacts its calls displayed
+					  (sess_interacts.c); NULL: none yet */
 	pthread_mutex_t tx;            /* one writer on the channel */
 	_Atomic uint64_t used_ms;      /* the last call's start (no lock) */
 	/* Under the registry's lock (registry.h) once listed: */
@@ -120,6 +123,16 @@ int sess_request(struct sess *s, json_t *hdr, const void *raw, size_t n, int tim
  * cancel_fd became readable first; -1 with err when the session ended. */
 int sess_take(struct sess *s, int cancel_fd, struct sb_error *err);
 void sess_give(struct sess *s);
+
+/* Interacts (sess_interacts.c). Whether job, an interact's run, may run:
+ * -1 with err (nothing runs) for a shell session, an interact it does not
+ * have, or values its controls do not take. */
+int sess_interact_refused(struct sess *s, const struct sb_job *job, struct sb_error *err);
+/* After a call: the interacts its result displayed are the session's (an
+ * interpreter that was restarted lost the earlier ones). */
+void sess_interacts_keep(struct sess *s, const struct sb_result *res, bool restarted);
+/* A reset: a new interpreter has none. */
+void sess_interacts_forget(struct sess *s);
 
 /* "session s_… ended: ...; open a new one with session_open". */
 void sess_ended_error(struct sess *s, struct sb_error *err);

@@ -223,6 +223,8 @@ void sess_run_call(struct sess *s, const struct sb_job *job, const struct sb_run
 	json_t *h = json_pack("{s:s, s:I, s:s}", "type", "run", "id", x.in.id, "lang", sb_lang_name(job->lang));
 	json_object_set_new(h, "code_bytes", json_integer((json_int_t)job->code_len));
 	json_object_set_new(h, "display", sb_display_caps_json());
+	if (job->interact) /* (the code is its values: driver/interact.py) */
+		json_object_set_new(h, "interact", json_string(job->interact));
 	if (sess_send(s, h, job->code, job->code_len))
 		sb_sup_broken(&sup, "session %s ended before the call could start", s->id);
 	else

@@ -206,6 +206,7 @@ int sb_session_reset(struct sb_sessions *ss, const char *owner, const char *id, 
 	json_t *reply = NULL;
 	if (!rc) {
 		rc = sess_request(s, json_pack("{s:s}", "type", "reset"), NULL, 0, 60000, 0, NULL, NULL, &reply, err);
+		sess_interacts_forget(s);
 		sess_give(s);
 	}
 	json_decref(reply);
@@ -221,6 +222,10 @@ int sb_session_run(struct sb_sessions *ss, const char *owner, const char *id, co
 	memset(v, 0, sizeof *v);
 	if (reg_get(&ss->reg, owner, id, &s, err))
 		return -1;
+	if (job->interact && sess_interact_refused(s, job, err)) {
+		reg_put(&ss->reg, s);
+		return -1;
+	}
 	if (!sess_takes(s->lang, job->lang)) {
 		sb_fail(err, "session %s is a %s session: it cannot run %s code", id, sb_lang_name(s->lang),
 			sb_lang_name(job->lang));
@@ -247,6 +252,7 @@ int sb_session_run(struct sb_sessions *ss, const char *owner, const char *id, co
 	} else {
 		atomic_store(&s->used_ms, sb_now_ms());
 		sess_run_call(s, job, hooks, res, v);
+		sess_interacts_keep(s, res, v->restarted);
 		sess_give(s);
 		if (v->closed)
 			reg_close(&ss->reg, s, v->reason);
