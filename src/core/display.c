@@ -12,6 +12,7 @@ void sb_display_init(struct sb_display *d)
 {
 	memset(d, 0, sizeof *d);
 	d->pending = -1;
+	d->open = -1;
 }
 
 void sb_display_free(struct sb_display *d)
@@ -58,9 +59,11 @@ static void attach_picture(struct sb_display *d, struct sb_display_item *it)
 int sb_display_add(struct sb_display *d, const struct sb_display_kind *k, unsigned index, char *data, size_t len,
 		   const struct sb_display_ctx *c)
 {
-	struct sb_display_item it = {.kind = k, .index = index, .data = data, .len = len, .picture = -1};
+	struct sb_display_item it = {.kind = k, .index = index, .data = data, .len = len, .picture = -1,
+				     .group = d->open};
 	char why[96] = "";
-	int rc = k->check(&it, c, why, sizeof why);
+	int rc = d->open >= 0 && k->opens_group ? (snprintf(why, sizeof why, "one %s inside another", k->name), 1)
+						  : k->check(&it, c, why, sizeof why);
 	if (rc) {
 		free(it.data);
 		free(it.saved_path);
@@ -86,7 +89,15 @@ int sb_display_add(struct sb_display *d, const struct sb_display_kind *k, unsign
 		d->pending = (long)d->n - 1;
 		d->pending_fresh = true;
 	}
+	if (k->opens_group)
+		d->open = (long)d->n - 1;
 	return 0;
+}
+
+void sb_display_group_end(struct sb_display *d, const struct sb_display_kind *k)
+{
+	if (d->open >= 0 && d->v[d->open].kind == k)
+		d->open = -1;
 }
 
 void sb_display_record_done(struct sb_display *d)

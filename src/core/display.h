@@ -9,6 +9,7 @@
  *   core/display_png.c    a kind each (its check, its entry in the result's
  *   core/display_text.c     "display", its MCP content block, its line for
  *   core/display_scene.c    the model): PNG; text, LaTeX, HTML, SVG; 3D
+ *   core/display_interact.c   scenes; an interact (its controls, its own items)
  *   core/display_kinds.c  the kinds, ONE table: a row per kind (its wire
  *                         byte, class, file)
  *   core/display.c        the store (this header)
@@ -35,6 +36,9 @@ int sb_display_add(struct sb_display *d, const struct sb_display_kind *k, unsign
 /* A record of the stream ended: a picture must come in the record right
  * after its item's. */
 void sb_display_record_done(struct sb_display *d);
+/* The end record of kind k came: the open item of that kind has all its
+ * own items (anything else: nothing happens). */
+void sb_display_group_end(struct sb_display *d, const struct sb_display_kind *k);
 /* Count a drop of class c (detail: an invalid one's reason). */
 void sb_display_drop(struct sb_display *d, enum sb_display_class c, unsigned index, enum sb_drop why,
 		     const char *detail);

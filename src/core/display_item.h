@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/handle.h"
+
 /* Why an item the code displayed is not in the result. */
 enum sb_drop {
 	SB_DROP_OVER_COUNT, /* more than its class's max_count */
@@ -59,6 +61,10 @@ struct sb_display_kind {
 	/* The record after one of this kind may be its picture, a PNG (a 3D
 	 * scene drawn flat); the picture is not an entry of its own. */
 	bool takes_picture;
+	/* The items after one of this kind, up to its end record ('E' and its
+	 * byte), are its own (an interact's first rendering): its entry holds
+	 * theirs. One at a time: another of these inside is refused. */
+	bool opens_group;
 	/* Check the bytes (it->data, it->len: NUL-terminated) and keep what
 	 * the kind needs of them (it->value, sizes). 0: kept; 1: refused, why
 	 * says why; -1: out of memory. */
@@ -92,6 +98,8 @@ struct sb_display_item {
 	char *saved_path;        /* where a session saved a figure (owned), or NULL */
 	long picture;            /* its picture's place in the list, or -1 */
 	bool is_picture;         /* another item's picture: shown with it */
+	long group;              /* the place of the item whose own it is (an
+				    interact's), or -1: an entry of "display" */
 };
 
 /* Per class: what was kept and what was dropped, and why. */
@@ -110,6 +118,10 @@ struct sb_display {
 	struct sb_display_tally by_class[SB_DCLASSES];
 	long pending;                     /* an item that takes a picture, just kept; -1 none */
 	bool pending_fresh;               /* it came in the record that just ended */
+	long open;                        /* an item whose own items are coming; -1 none */
+	/* The session the call ran in ("" none): an interact's controls work
+	 * there and only there. */
+	char session[SB_HANDLE_LEN];
 };
 
 #endif

@@ -16,11 +16,12 @@ extern const struct sb_display_kind sb_display_latex_kind; /* display_text.c */
 extern const struct sb_display_kind sb_display_html_kind;  /* display_text.c */
 extern const struct sb_display_kind sb_display_svg_kind;   /* display_text.c */
 extern const struct sb_display_kind sb_display_scene_kind; /* display_scene.c */
+extern const struct sb_display_kind sb_display_interact_kind; /* display_interact.c */
 
 /* In the order a viewer lists them in the output schema. */
 const struct sb_display_kind *const sb_display_kinds[] = {
 	&sb_display_text_kind, &sb_display_latex_kind, &sb_display_html_kind,
-	&sb_display_png_kind,  &sb_display_svg_kind,   &sb_display_scene_kind,
+	&sb_display_png_kind,  &sb_display_svg_kind,   &sb_display_scene_kind, &sb_display_interact_kind,
 };
 const size_t sb_display_kinds_count = sizeof sb_display_kinds / sizeof *sb_display_kinds;
 

@@ -56,17 +56,23 @@ static void not_shown_json(const struct sb_display *d, enum sb_display_class c, 
 	json_object_set_new(o, sb_display_classes[c].not_shown_key, a);
 }
 
+json_t *sb_display_entries(const struct sb_display *d, long group)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; a && i < d->n; i++) {
+		if (d->v[i].group != group)
+			continue;
+		json_t *e = d->v[i].kind->json(d, &d->v[i]);
+		if (e)
+			json_array_append_new(a, e);
+	}
+	return a;
+}
+
 void sb_display_to_json(const struct sb_display *d, json_t *o)
 {
-	if (d->n) {
-		json_t *a = json_array();
-		for (size_t i = 0; i < d->n; i++) {
-			json_t *e = d->v[i].kind->json(d, &d->v[i]);
-			if (e)
-				json_array_append_new(a, e);
-		}
-		json_object_set_new(o, "display", a);
-	}
+	if (d->n)
+		json_object_set_new(o, "display", sb_display_entries(d, -1));
 	for (size_t k = 0; k < sb_display_kinds_count; k++) {
 		const struct sb_display_kind *kind = sb_display_kinds[k];
 		json_t *a = NULL;

@@ -14,6 +14,9 @@
 /* "display", each kind's own list and each class's not-shown list, added
  * to o when there is something to say. */
 void sb_display_to_json(const struct sb_display *d, json_t *o);
+/* The entries of the items of group (the place of the item whose own they
+ * are; -1: the result's "display"), in order (new reference). */
+json_t *sb_display_entries(const struct sb_display *d, long group);
 /* Append each item's MCP content block, in order, to *content (made when
  * NULL). */
 void sb_display_content(const struct sb_display *d, json_t **content);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/display_kinds.h"
 #include "core/display_out.h"
 #include "core/exit_status.h"
 #include "util/utf8.h"
@@ -138,6 +139,10 @@ void sb_result_verdict(const struct sb_result *r, char *buf, size_t size)
 
 json_t *sb_result_interacts(const struct sb_result *r)
 {
-	(void)r; /* WIP: the interact display kind */
-	return json_array();
+	json_t *a = json_array();
+	const struct sb_display_kind *k = sb_display_kind_named("interact");
+	for (size_t i = 0; a && i < r->display.n; i++)
+		if (r->display.v[i].kind == k)
+			json_array_append(a, r->display.v[i].value);
+	return a;
 }

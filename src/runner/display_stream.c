@@ -31,7 +31,7 @@ static unsigned char type_of(const struct sb_display_stream *s)
 
 static bool is_item_record(const struct sb_display_stream *s)
 {
-	return type_of(s) == 'D' || type_of(s) == 'X';
+	return type_of(s) == 'D' || type_of(s) == 'X' || type_of(s) == 'E';
 }
 
 /* The record is the next of class c. */
@@ -51,6 +51,17 @@ static void drop(struct sb_display_stream *s, enum sb_drop why, const char *deta
 static int on_kind(struct sb_display_stream *s)
 {
 	s->kind = sb_display_kind_of(s->head[5]);
+	if (type_of(s) == 'E') {
+		/* an item's own items are over (an interact's rendering): not an item */
+		if (s->len == 2 && s->kind && s->kind->opens_group) {
+			sb_display_group_end(s->out, s->kind);
+		} else {
+			count(s, SB_DCLASS_ITEM);
+			drop(s, SB_DROP_INVALID, "a malformed end record");
+		}
+		s->kind = NULL;
+		return 0;
+	}
 	count(s, s->kind ? s->kind->cls : SB_DCLASS_ITEM);
 	if (type_of(s) == 'X') {
 		if (s->len != 3)

@@ -14,6 +14,9 @@
  *           | 'X' kind reason     an item the driver did not send: 'c' over
  *                                 its class's count, 'i' one over its size,
  *                                 't' over what is left of the total
+ *           | 'E' kind            the items since the last item of kind (one
+ *                                 that opens a group: an interact) were its
+ *                                 own; not an item, counted nowhere
  *
  * An item that takes a picture (a 3D scene) may be followed by its PNG's
  * record. The host trusts none of it: records are parsed as the bytes

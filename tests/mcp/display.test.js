@@ -90,7 +90,7 @@ test('the run tools\' outputSchema allows display', async () => {
     for (const name of ['run_sagemath', 'run_python']) {
       const p = tools.find((t) => t.name === name).outputSchema.properties;
       assert.equal(p.display.type, 'array');
-      assert.deepEqual(p.display.items.properties.kind.enum, ['text', 'latex', 'html', 'png', 'svg', 'threejs']);
+      assert.deepEqual(p.display.items.properties.kind.enum, ['text', 'latex', 'html', 'png', 'svg', 'threejs', 'interact']);
       assert.ok(p.display_not_shown);
     }
   } finally {

@@ -4,7 +4,11 @@
 #include <stdlib.h>
 
 #include "check.h"
+#include "core/display.h"
+#include "core/display_out.h"
 #include "core/interact.h"
+#include "core/result.h"
+#include "runner/display_stream.h"
 
 #define ID "i0123456789abcdef"
 
@@ -179,8 +183,131 @@ static void test_hostile_declarations_are_refused(void)
 	CHECK(sb_interact_id_ok(ID) && !sb_interact_id_ok("i0123") && !sb_interact_id_ok(NULL));
 }
 
+/* ---- the "interact" display kind, through the display stream */
+
+static void put32(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)(v >> 24);
+	p[1] = (unsigned char)(v >> 16);
+	p[2] = (unsigned char)(v >> 8);
+	p[3] = (unsigned char)v;
+}
+
+static void feed(struct sb_display_stream *s, char type, char kind, const void *body, size_t n)
+{
+	unsigned char *r = malloc(6 + n);
+	put32(r, (uint32_t)(2 + n));
+	r[4] = (unsigned char)type;
+	r[5] = (unsigned char)kind;
+	if (n)
+		memcpy(r + 6, body, n);
+	CHECK(sb_display_stream_feed(s, (const char *)r, 6 + n) == 0);
+	free(r);
+}
+
+/* A figure record: its saved number 0, then a PNG of the right shape. */
+static void feed_png(struct sb_display_stream *s)
+{
+	unsigned char p[4 + 57] = {0};
+	unsigned char *q = p + 4;
+	memcpy(q, "\x89PNG\r\n\x1a\n", 8);
+	put32(q + 8, 13);
+	memcpy(q + 12, "IHDR", 4);
+	put32(q + 16, 4);
+	put32(q + 20, 3);
+	q[24] = 8;
+	q[25] = 6;
+	put32(q + 33, 0);
+	memcpy(q + 37, "IDAT", 4);
+	put32(q + 45, 0);
+	memcpy(q + 49, "IEND", 4);
+	feed(s, 'D', 'p', p, sizeof p);
+}
+
+static const char *SMALL = "{\"id\":\"i00000000000000aa\",\"manual\":false,\"controls\":[{\"name\":\"n\",\"label\":\"n\","
+			   "\"type\":\"slider\",\"min\":1,\"max\":20,\"step\":1,\"default\":5}]}";
+
+static void test_kind_groups_its_rendering(void)
+{
+	for (int in_session = 0; in_session < 2; in_session++) {
+		struct sb_result r;
+		sb_result_init(&r);
+		struct sb_display_stream s;
+		sb_display_stream_init(&s, &r.display, in_session ? "/work" : NULL);
+		if (in_session)
+			snprintf(r.display.session, sizeof r.display.session, "s_0123");
+		feed(&s, 'D', 't', "before", 6);
+		feed(&s, 'D', 'i', SMALL, strlen(SMALL));
+		feed(&s, 'D', 't', "n=5", 3);
+		feed_png(&s);
+		feed(&s, 'D', 'i', SMALL, strlen(SMALL)); /* one inside another: refused */
+		feed(&s, 'E', 'i', NULL, 0);
+		feed(&s, 'E', 'i', NULL, 0); /* none open: nothing */
+		feed(&s, 'E', 't', NULL, 0); /* not a kind with items of its own */
+		feed(&s, 'D', 't', "after", 5);
+		sb_display_stream_end(&s);
+		json_t *o = sb_result_to_json(&r);
+		json_t *d = json_object_get(o, "display");
+		CHECK(json_array_size(d) == 3);
+		json_t *it = json_array_get(d, 1);
+		CHECK(!strcmp(json_string_value(json_object_get(it, "kind")), "interact"));
+		CHECK(!strcmp(json_string_value(json_object_get(it, "id")), "i00000000000000aa"));
+		json_t *items = json_object_get(it, "items");
+		CHECK(json_array_size(items) == 2);
+		CHECK(!strcmp(json_string_value(json_object_get(json_array_get(items, 0), "text")), "n=5"));
+		CHECK(!strcmp(json_string_value(json_object_get(json_array_get(items, 1), "kind")), "png"));
+		CHECK(json_integer_value(json_object_get(json_array_get(items, 1), "image")) == 0);
+		CHECK(!strcmp(json_string_value(json_object_get(json_array_get(d, 2), "text")), "after"));
+		if (in_session) {
+			CHECK(!strcmp(json_string_value(json_object_get(it, "session_id")), "s_0123"));
+			CHECK(!json_object_get(it, "note"));
+		} else {
+			CHECK(!json_object_get(it, "session_id"));
+			CHECK(strstr(json_string_value(json_object_get(it, "note")), "The controls need a session") != NULL);
+		}
+		/* the nested one and the malformed end: refused, named */
+		json_t *ns = json_object_get(o, "display_not_shown");
+		CHECK(json_array_size(ns) == 1);
+		CHECK(json_integer_value(json_object_get(json_array_get(ns, 0), "count")) == 2);
+		CHECK(strstr(json_string_value(json_object_get(json_array_get(ns, 0), "message")),
+			     "one interact inside another") != NULL);
+		/* the model's lines: the controls, then the rendering's */
+		char *text = NULL;
+		size_t tn = 0;
+		FILE *f = open_memstream(&text, &tn);
+		sb_display_text(f, &r.display);
+		fclose(f);
+		CHECK(strstr(text, in_session ? "[interact 2 (i00000000000000aa): n: slider 1..20 step 1. Viewers that"
+					      : "[interact 2: n: slider 1..20 step 1. Its controls need a session") != NULL);
+		CHECK(strstr(text, "[figure 1: 4×3 PNG]") > strstr(text, "[interact 2"));
+		free(text);
+		json_t *decls = sb_result_interacts(&r);
+		CHECK(json_array_size(decls) == 1 &&
+		      !strcmp(json_string_value(json_object_get(json_array_get(decls, 0), "id")), "i00000000000000aa"));
+		json_decref(decls);
+		json_decref(o);
+		sb_result_free(&r);
+	}
+	/* A hostile declaration: refused as an item, and what follows is the
+	 * result's own. */
+	struct sb_display d;
+	sb_display_init(&d);
+	struct sb_display_stream s;
+	sb_display_stream_init(&s, &d, NULL);
+	const char *bad = "{\"id\":\"i00000000000000aa\",\"controls\":[{\"name\":\"n\",\"label\":\"<img src=x>\","
+			  "\"type\":\"script\"}]}";
+	feed(&s, 'D', 'i', bad, strlen(bad));
+	feed(&s, 'D', 't', "x", 1);
+	feed(&s, 'E', 'i', NULL, 0);
+	sb_display_stream_end(&s);
+	CHECK(d.n == 1 && d.v[0].group == -1);
+	CHECK(strstr(d.by_class[SB_DCLASS_ITEM].invalid_why, "an interact whose declaration is wrong") != NULL);
+	sb_display_free(&d);
+}
+
 int main(void)
 {
+	test_kind_groups_its_rendering();
 	test_parse_keeps_only_declared_fields();
 	test_values_inside_pass();
 	test_values_outside_are_refused_by_name();

@@ -218,6 +218,8 @@ void sess_run_call(struct sess *s, const struct sb_job *job, const struct sb_run
 		res->internal_error = strdup("out of memory");
 		return;
 	}
+	/* (an interact it displays is moved in this session) */
+	snprintf(cap.display.session, sizeof cap.display.session, "%s", s->id);
 	struct sb_sup sup;
 	sb_sup_init(&sup, &x.f, &cap.sink, (uint64_t)job->limits.timeout_s * 1000, hooks, NULL);
 	json_t *h = json_pack("{s:s, s:I, s:s}", "type", "run", "id", x.in.id, "lang", sb_lang_name(job->lang));
