@@ -1,7 +1,8 @@
 /* The MCP methods and the dispatch of one client's messages: initialize
- * (version negotiation), ping, tools/list, tools/call, resources/list and
- * resources/read (mcp/resources.h), logging/setLevel,
- * server/discover, and the notifications initialized and cancelled.
+ * (version negotiation), ping, tools/list, tools/call, resources/list,
+ * resources/templates/list and resources/read (mcp/resources.h),
+ * logging/setLevel, server/discover, and the notifications initialized and
+ * cancelled.
  *
  * Each request is of one of two eras. A request whose _meta names a
  * protocol revision of 2026-07-28 or later (or server/discover, or one the
@@ -160,6 +161,20 @@ static void h_resources_list(const struct sb_mcp_request *q, struct reply *r)
 		return;
 	}
 	r->result = sb_resources_list(q);
+	sb_stateless_cache_hints(r->result, q->revision);
+}
+
+/* No URI templates (a session's files are linked from results, not
+ * listed), but the method answers, with the same caching hints as its
+ * neighbours: a server that declares resources has it. */
+static void h_resource_templates_list(const struct sb_mcp_request *q, struct reply *r)
+{
+	json_t *cursor = json_object_get(q->params, "cursor");
+	if (cursor && !json_is_null(cursor)) {
+		fail(r, SB_RPC_INVALID_PARAMS, "Invalid params: unknown cursor (the template list has one page)");
+		return;
+	}
+	r->result = json_pack("{s:[]}", "resourceTemplates");
 	sb_stateless_cache_hints(r->result, q->revision);
 }
 
@@ -378,6 +393,7 @@ static const struct method {
 	{"tools/call", false, BOTH, false, h_tools_call},
 	{"resources/list", false, BOTH, false, h_resources_list},
 	{"resources/read", false, BOTH, false, h_resources_read},
+	{"resources/templates/list", false, BOTH, false, h_resource_templates_list},
 	{"logging/setLevel", false, LEGACY, false, h_set_level},
 	{"tasks/get", false, BOTH, false, h_tasks_get},
 	{"tasks/result", false, LEGACY, false, h_tasks_result},

@@ -69,13 +69,23 @@ void sb_ui_server_capability(json_t *server_caps, const json_t *client_caps)
 	json_object_set_new(ext, SB_UI_EXTENSION, json_object());
 }
 
+/* The viewer's _meta.ui: its CSP said explicitly, with no origin in any
+ * list, so a host that builds the frame's policy from the declaration
+ * (rather than the extension's default) gives it no network either: the
+ * page is self-contained and its HTML items are markup the model wrote. */
+static json_t *viewer_ui_meta(void)
+{
+	return json_pack("{s:{s:b, s:{s:[], s:[], s:[], s:[]}}}", "ui", "prefersBorder", 1, "csp", "connectDomains",
+			 "resourceDomains", "frameDomains", "baseUriDomains");
+}
+
 static json_t *viewer_entry(void)
 {
-	return json_pack("{s:s, s:s, s:s, s:s, s:s}", "uri", SB_UI_VIEWER_URI, "name", "viewer", "title",
+	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:o}", "uri", SB_UI_VIEWER_URI, "name", "viewer", "title",
 			 "sagebox result viewer", "description",
 			 "Shows a run's result as SageMathCell would: typeset formulas, figures, SVG, 3D scenes "
 			 "you can turn, output and verdict.",
-			 "mimeType", SB_UI_MIME);
+			 "mimeType", SB_UI_MIME, "_meta", viewer_ui_meta());
 }
 
 json_t *sb_resources_list(const struct sb_mcp_request *q)
@@ -215,8 +225,8 @@ json_t *sb_resources_read(const struct sb_mcp_request *q, int *code, char *msg, 
 	if (!uri || strlen(uri) != json_string_length(uri_v))
 		return refuse(code, msg, size, "Invalid params: resources/read needs \"uri\" (a string without NUL)");
 	if (!strcmp(uri, SB_UI_VIEWER_URI) && sb_ui_declared(q->capabilities)) {
-		json_t *r = json_pack("{s:[{s:s, s:s, s:s, s:{s:{s:b}}}]}", "contents", "uri", SB_UI_VIEWER_URI,
-				      "mimeType", SB_UI_MIME, "text", sb_viewer_html, "_meta", "ui", "prefersBorder", 1);
+		json_t *r = json_pack("{s:[{s:s, s:s, s:s, s:o}]}", "contents", "uri", SB_UI_VIEWER_URI, "mimeType",
+				      SB_UI_MIME, "text", sb_viewer_html, "_meta", viewer_ui_meta());
 		sb_stateless_cache_hints(r, q->revision); /* fixed while the server runs */
 		return r;
 	}

@@ -79,9 +79,21 @@ for (const era of eras) {
       assert.equal(contents[0].mimeType, MIME);
       assert.match(contents[0].text, /^<!DOCTYPE html>/);
       assert.match(contents[0].text, /katex/);
-      // Self-contained: nothing is loaded from elsewhere.
-      assert.doesNotMatch(contents[0].text, /<script[^>]+src=|<link[^>]+href=|@import/);
-      assert.equal(contents[0]._meta?.ui?.csp, undefined, 'the default CSP is kept');
+      // Self-contained: nothing is loaded from elsewhere (outside its inline
+      // scripts, whose text may name anything: no script or stylesheet by
+      // address, no @import or url() in its styles but data:).
+      const markup = contents[0].text.replace(/<script>[\s\S]*?<\/script>/g, '<script></script>');
+      assert.doesNotMatch(markup, /<script[^>]+src=|<link[^>]+href=|@import|url\((?!data:)/);
+      // The CSP declared explicitly, with no origin in any list (hosts that
+      // build the frame's policy from the declaration get no network either),
+      // on the content and on the list's entry (the hosts' fallback).
+      const NO_ORIGINS = { connectDomains: [], resourceDomains: [], frameDomains: [], baseUriDomains: [] };
+      assert.deepEqual(contents[0]._meta?.ui, { prefersBorder: true, csp: NO_ORIGINS });
+      assert.deepEqual(resources[0]._meta?.ui?.csp, NO_ORIGINS);
+    });
+
+    test('resources/templates/list answers: no templates, for any client', async () => {
+      for (const c of [plain, apps]) assert.deepEqual((await c.listResourceTemplates()).resourceTemplates, []);
     });
 
     test('a session file is readable as sagebox://session/ID/PATH by its owner only', async () => {

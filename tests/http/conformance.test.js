@@ -24,12 +24,16 @@ const CLI = path.join(here, 'node_modules/@modelcontextprotocol/conformance/dist
 
 const FIXTURE = 'calls a fixture tool of the suite\'s reference "everything" server (test_*), which sagebox does not have; ' +
   'sagebox\'s own tools are driven by the SDK clients in sdk.test.js (text, errors, progress, logging, cancellation)';
-const NO_PROMPTS = 'sagebox offers tools only: no prompts, resources or resource templates (those methods answer -32601 and the capabilities are not declared)';
+const NO_PROMPTS = 'sagebox offers no prompts (prompts/* answer -32601 and the capability is not declared)';
+const FIXTURE_RESOURCE = 'reads a fixture resource of the suite\'s reference server (test://static-text, test://template/123/data, ...), ' +
+  'which sagebox does not have; sagebox\'s own resources (the viewer, a session\'s files) are read by the SDK clients in apps.test.js';
+const NO_SUBSCRIBE = 'sagebox offers no resource subscriptions (its resources capability does not declare subscribe): ' +
+  'a session\'s files change only when the client\'s own calls run';
 const NO_INPUT = 'calls a fixture tool that asks the client for input (elicitation, sampling, roots: an InputRequiredResult); sagebox never needs input from the client';
 
 // Whole scenarios that do not apply, and why.
 export const NOT_APPLICABLE = {
-  'completion-complete': 'argument completion is for prompts and resource templates; sagebox has neither',
+  'completion-complete': 'argument completion is for prompts and resource templates; sagebox has neither (resources/templates/list is empty)',
   'tools-call-simple-text': FIXTURE,
   'tools-call-image': FIXTURE,
   'tools-call-audio': FIXTURE,
@@ -43,12 +47,11 @@ export const NOT_APPLICABLE = {
   'elicitation-sep1034-defaults': NO_INPUT,
   'elicitation-sep1330-enums': NO_INPUT,
   'json-schema-2020-12': FIXTURE + ' (json_schema_2020_12_tool; pending in the suite)',
-  'resources-list': NO_PROMPTS,
-  'resources-read-text': NO_PROMPTS,
-  'resources-read-binary': NO_PROMPTS,
-  'resources-templates-read': NO_PROMPTS,
-  'resources-subscribe': NO_PROMPTS,
-  'resources-unsubscribe': NO_PROMPTS,
+  'resources-read-text': FIXTURE_RESOURCE,
+  'resources-read-binary': FIXTURE_RESOURCE,
+  'resources-templates-read': FIXTURE_RESOURCE,
+  'resources-subscribe': NO_SUBSCRIBE,
+  'resources-unsubscribe': NO_SUBSCRIBE,
   'prompts-list': NO_PROMPTS,
   'prompts-get-simple': NO_PROMPTS,
   'prompts-get-with-args': NO_PROMPTS,
@@ -72,15 +75,13 @@ export const CHECKS_NOT_APPLICABLE = {
   'sep-2575-http-server-no-independent-requests-on-stream': 'needs the fixture tool test_streaming_elicitation; sagebox sends no requests at all',
   'sep-2575-server-no-log-without-loglevel': 'needs the fixture tool test_logging_tool; sdk.test.js checks that a sagebox call without logLevel gets no log message',
   'sep-2549-prompts-list-caching-hints': NO_PROMPTS,
-  'sep-2549-resources-list-caching-hints': NO_PROMPTS,
-  'sep-2549-resources-templates-list-caching-hints': NO_PROMPTS,
 };
 // Scenarios that must run and pass, per era (their presence is checked so a
 // renamed scenario cannot pass by vanishing).
 const MUST_PASS = {
   '2025-11-25': ['server-initialize', 'server-session-lifecycle', 'logging-set-level', 'ping', 'tools-list',
-    'server-sse-multiple-streams', 'dns-rebinding-protection'],
-  '2026-07-28': ['server-stateless', 'tools-list', 'server-sse-multiple-streams', 'sep-2164-resource-not-found',
+    'resources-list', 'server-sse-multiple-streams', 'dns-rebinding-protection'],
+  '2026-07-28': ['server-stateless', 'tools-list', 'resources-list', 'server-sse-multiple-streams', 'sep-2164-resource-not-found',
     'dns-rebinding-protection', 'caching', 'input-required-result-missing-input-response',
     'input-required-result-unsupported-methods', 'input-required-result-ignore-extra-params',
     'input-required-result-validate-input'],
