@@ -595,6 +595,19 @@ static void test_modern(void)
 	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":21,\"method\":\"tools/call\",\"params\":{\"name\":\"nope\"," META "}}}");
 	CHECK(error_says(&r.m, 21, -32602, "Unknown tool") && r.rejected == 0);
 
+	/* The server declares resources, so resources/templates/list answers
+	 * (no templates, one page) with the caching hints of its neighbours. */
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":22,\"method\":\"resources/templates/list\",\"params\":{" META "}}}");
+	a = answer(&r.m, 22);
+	res = json_object_get(a, "result");
+	CHECK(json_is_array(json_object_get(res, "resourceTemplates")) &&
+	      json_array_size(json_object_get(res, "resourceTemplates")) == 0);
+	CHECK(json_integer_value(json_object_get(res, "ttlMs")) > 0 && !strcmp(text_of(res, "cacheScope"), "private"));
+	json_decref(a);
+	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":23,\"method\":\"resources/templates/list\",\"params\":{"
+		      "\"cursor\":\"x\"," META "}}}");
+	CHECK(error_says(&r.m, 23, -32602, "cursor"));
+
 	/* A call: stamped result; no log message unless asked, then before the response. */
 	say(c, &sink, "{\"jsonrpc\":\"2.0\",\"id\":30,\"method\":\"tools/call\",\"params\":{\"name\":\"run_python\","
 		      "\"arguments\":{\"code\":\"1\"}," META "}}}");
