@@ -56,7 +56,9 @@ let bundle;
 // The viewer in a new page of browser, in host setup `host`, given result.
 // Resolves once the viewer has drawn its verdict. Returns the page, the
 // viewer's frame and what was recorded.
-export async function openViewer(browser, host, sb, result, { width = 760, height = 1600 } = {}) {
+// forward: the host forwards the view's tools/call to sb's client (a real
+// sagebox), as a host does for its app; without it they are refused.
+export async function openViewer(browser, host, sb, result, { width = 760, height = 1600, forward = false } = {}) {
   bundle ??= await bridgeBundle();
   const page = await browser.newPage();
   await page.setViewport({ width: width + 40, height });
@@ -82,6 +84,8 @@ export async function openViewer(browser, host, sb, result, { width = 760, heigh
   page.on('framenavigated', (f) => rec.navigations.push(f.url()));
   page.on('console', (m) => { if (/Content Security Policy|Refused to/.test(m.text())) rec.cspErrors.push(m.text()); });
   page.on('pageerror', (e) => rec.pageErrors.push(String(e)));
+  if (forward)
+    await page.exposeFunction('hostCallTool', (p) => sb.client.callTool(p, undefined, { timeout: 400000 }));
   await page.goto(HOST);
   const html = host === 'project' ? withCsp(sb.html) : sb.html;
   await page.evaluate((h, r, c) => window.startViewer(h, r, c), html, result, sb.csp);

@@ -14,7 +14,8 @@
 //              document.write.
 //
 // Both host pages record what a host would act on — ui/message (a chat
-// message in the user's name), ui/open-link, tools/call, the other requests
+// message in the user's name), ui/open-link, tools/call (forwarded to a real
+// sagebox when the test says so), the other requests
 // a view may make, and any message with a "pwned" marker from any window —
 // and run a timing probe in the window whose thread the viewer shares (the
 // host page; the proxy frame in the reference setup): the longest gap
@@ -83,7 +84,13 @@ function newBridge(iframe, result) {
   bridge.ondownloadfile = record('ui/download-file');
   bridge.onupdatemodelcontext = record('ui/update-model-context');
   bridge.onrequestdisplaymode = async (p) => { spy.push(['ui/request-display-mode', p]); return { mode: 'inline' }; };
-  bridge.oncalltool = async (p) => { spy.push(['tools/call', p]); return { content: [], isError: true }; };
+  // A view's tools/call goes to the server when the test gave the host a
+  // client (window.hostCallTool: a real sagebox behind the official SDK
+  // client), as a host forwards it; otherwise it is refused.
+  bridge.oncalltool = async (p) => {
+    spy.push(['tools/call', p]);
+    return window.hostCallTool ? window.hostCallTool(p) : { content: [], isError: true };
+  };
   bridge.onlistresources = async (p) => { spy.push(['resources/list', p]); return { resources: [] }; };
   bridge.onreadresource = async (p) => { spy.push(['resources/read', p]); return { contents: [] }; };
   window.viewerLog = [];

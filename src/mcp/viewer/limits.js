@@ -42,4 +42,9 @@ const LIMITS = {
 	sceneMagnitude: 1e12,     /* |coordinate| */
 	/* Labels are drawn on canvases: font sizes in px. */
 	sceneFontPx: 96,
+
+	/* A tool the view calls through the host (an interact's update): its
+	 * answer after this is an error, and the controls work again. The
+	 * server's own limit on a call is longer than any run's timeout. */
+	toolCallMillis: 330000,
 };

@@ -3,7 +3,9 @@
  *
  *   renderResult(container, result, hooks)
  *       result: a tools/call result (structuredContent, content);
- *       hooks.resized(): called when something drawn later changes size.
+ *       hooks.resized(): called when something drawn later changes size;
+ *       hooks.callTool(name, args): a server's tool through the host (an
+ *       interact's controls call interact_update).
  *   renderItem(item, ctx) -> element or null
  *       one display item; ctx = newContext(content, hooks).
  *
@@ -31,7 +33,7 @@ function itemError(kind, e) {
 	return d;
 }
 
-const KIND_NAMES = { text: 'text', latex: 'formula', html: 'HTML', png: 'figure', svg: 'SVG image', threejs: '3D scene' };
+const KIND_NAMES = { text: 'text', latex: 'formula', html: 'HTML', png: 'figure', svg: 'SVG image', threejs: '3D scene', interact: 'interact' };
 
 /* The index-th image content block: a PNG item names its block (the
  * bytes travel once), as a 3D scene names its picture. */
@@ -70,12 +72,16 @@ const RENDERERS = {
 	png: pngItem,
 	svg: svgItem,        /* svg.js */
 	threejs: sceneItem,  /* scene_draw.js */
+	interact: interactItem, /* interact.js */
 };
 
 function newContext(content, hooks) {
 	return {
 		content: Array.isArray(content) ? content : [],
 		resized: (hooks && hooks.resized) || function () {},
+		/* callTool(name, args) -> a promise of the tool's result, through
+		 * the host; absent when the host lets the view call nothing */
+		callTool: hooks && hooks.callTool,
 		/* what is left of the per-result budgets (limits.js) */
 		latexMillis: LIMITS.latexMillis,
 		scenes: LIMITS.scenes,

@@ -9,7 +9,7 @@
  * browser test (tests/viewer) drives it with the SDK's own AppBridge.
  *
  * assemble.py puts limits.js, render.js, latex.js, html.js, svg.js,
- * scene.js, scene_draw.js and this file, in that order, into one
+ * scene.js, scene_draw.js, interact.js and this file, in that order, into one
  * strict-mode function of the page's one script of its own. */
 
 const PROTOCOL = '2026-01-26';
@@ -29,6 +29,19 @@ function request(method, params) {
 
 function notify(method, params) {
 	post({ jsonrpc: '2.0', method: method, params: params || {} });
+}
+
+/* A server's tool through the host (MCP Apps: tools/call from the view);
+ * an answer that never comes is an error after LIMITS.toolCallMillis. */
+function callTool(name, args) {
+	let timer;
+	return Promise.race([
+		request('tools/call', { name: name, arguments: args }),
+		new Promise((_, reject) => {
+			timer = setTimeout(() => reject(new Error('the host did not answer in ' + LIMITS.toolCallMillis / 1000 + ' s')),
+				LIMITS.toolCallMillis);
+		}),
+	]).finally(() => clearTimeout(timer));
 }
 
 function status(text) {
@@ -51,7 +64,7 @@ function reportSize() {
 
 function show(result) {
 	try {
-		renderResult(root, result, { resized: reportSize });
+		renderResult(root, result, { resized: reportSize, callTool: callTool });
 	} catch (e) {
 		status('The viewer could not show this result: ' + ((e && e.message) || e));
 	}
