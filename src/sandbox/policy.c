@@ -12,6 +12,13 @@
  * depend on what the build host's headers define. */
 #define NS_FLAGS 0x10000000, 0x00020000, 0x20000000, 0x40000000, 0x08000000, 0x04000000, 0x02000000, 0x00000080
 /*          CLONE_NEWUSER   NEWNS        NEWPID      NEWNET      NEWIPC      NEWUTS      NEWCGROUP   NEWTIME */
+#define S_ISUID_ 04000
+#define S_ISGID_ 02000
+/* What the mode rows stop (every sandbox mount is nosuid: inside, the bit
+ * is inert; outside it is not). */
+#define SETID_STOPS                                                                                    \
+	"a setuid or setgid file left in the user's project folder, on the host's disk, where it runs with " \
+	"the user's identity for whoever executes it"
 #define TIOCSTI_ 0x5412
 #define TIOCLINUX_ 0x541C
 
@@ -85,6 +92,19 @@ static const struct sb_policy_rule rules[] = {
 	{{"ioctl"}, EPERM, SB_DENY_LOW32_EQ, 1, VALUES(TIOCSTI_, TIOCLINUX_),
 	 "TIOCSTI and TIOCLINUX (other ioctls stay allowed)",
 	 "pushing keystrokes into a terminal: commands typed into the shell that started sagebox"},
+	{{"chmod", "fchmod", "creat", "mknod"}, EPERM, SB_DENY_ANY_FLAG, 1, VALUES(S_ISUID_, S_ISGID_),
+	 "a mode with the setuid or setgid bit (chmod, or a file created with it)",
+	 SETID_STOPS},
+	{{"fchmodat", "open", "mknodat"}, EPERM, SB_DENY_ANY_FLAG, 2, VALUES(S_ISUID_, S_ISGID_),
+	 "the same, where the mode is the third argument",
+	 SETID_STOPS},
+	{{"openat"}, EPERM, SB_DENY_ANY_FLAG, 3, VALUES(S_ISUID_, S_ISGID_),
+	 "the same, where the mode is the fourth argument",
+	 SETID_STOPS},
+	{{"openat2", "fchmodat2"}, ENOSYS, SB_DENY_ALWAYS, 0, {0}, 0,
+	 "openat2 (its mode is in memory a filter cannot read) and fchmodat2 (fchmodat with flags); ENOSYS, so "
+	 "that callers fall back to openat and fchmodat, which the rules above read",
+	 "a setuid or setgid file made past the rules above"},
 	{{"personality"}, EPERM, SB_DENY_UNLESS_EQ, 0, VALUES(0x0, 0x8, 0x20000, 0x20008, 0xffffffff),
 	 "execution domains other than Linux (with PER_LINUX32 or UNAME26) and the query",
 	 "READ_IMPLIES_EXEC and MMAP_PAGE_ZERO only help exploits"},
@@ -97,6 +117,7 @@ static const struct {
 	int nr;
 } newer[] = {
 	{"open_tree_attr", 467},
+	{"fchmodat2", 452},
 };
 
 int sb_policy_syscall_nr(const char *name)

@@ -92,6 +92,8 @@ ARGS = {
     "mq_notify": [-1, 0],
     "mq_getsetattr": [-1, 0, 0],
     "clone3": [0, 0],
+    "openat2": [AT_FDCWD, b"/", 0, 0],             # no open_how: EFAULT for the kernel
+    "fchmodat2": [AT_FDCWD, b"/nonexistent", 0o755, 0xFFFF],  # bad flags: EINVAL
 }
 
 # Conditional rows: label -> (name, args, refused?). The allowed cases show
@@ -106,6 +108,23 @@ CONDITIONAL = {
               "ioctl:TIOCSTI with high bits": (["pipe", (0xFFFFFFFF << 32) | TIOCSTI, 0], True),
               "ioctl:TIOCLINUX": (["pipe", TIOCLINUX, 0], True),
               "ioctl:FIONREAD": (["pipe", FIONREAD, "intbuf"], False)},
+    # modes with the setuid or setgid bit: a file of the probe's own, or a
+    # new name in its /tmp ("newpath", a fresh one each attempt)
+    "chmod": {"chmod:setuid": (["tmpfile", 0o4755], True), "chmod:setgid": (["tmpfile", 0o2755], True),
+              "chmod:plain": (["tmpfile", 0o600], False)},
+    "fchmod": {"fchmod:setuid": (["tmpfd", 0o4755], True), "fchmod:setgid": (["tmpfd", 0o2700], True),
+               "fchmod:plain": (["tmpfd", 0o644], False)},
+    "fchmodat": {"fchmodat:setuid": ([AT_FDCWD, "tmpfile", 0o4755, 0], True),
+                 "fchmodat:plain": ([AT_FDCWD, "tmpfile", 0o600, 0], False)},
+    "creat": {"creat:setuid": (["newpath", 0o4755], True), "creat:plain": (["newpath", 0o644], False)},
+    "open": {"open:create setgid": (["newpath", 0o101, 0o2755], True),
+             "open:read": (["tmpfile", 0, 0], False)},
+    "openat": {"openat:create setuid": ([AT_FDCWD, "newpath", 0o101, 0o4755], True),
+               "openat:read": ([AT_FDCWD, "tmpfile", 0, 0], False)},
+    "mknod": {"mknod:setuid file": (["newpath", 0o104755, 0], True),
+              "mknod:fifo": (["newpath", 0o10644, 0], False)},
+    "mknodat": {"mknodat:setgid file": ([AT_FDCWD, "newpath", 0o102755, 0], True),
+                "mknodat:fifo": ([AT_FDCWD, "newpath", 0o10644, 0], False)},
     "personality": {"personality:READ_IMPLIES_EXEC": ([0x0400000], True),
                     "personality:MMAP_PAGE_ZERO": ([0x0100000], True),
                     "personality:high bits": ([0x100000000], True),
@@ -125,6 +144,9 @@ libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
 rfd, wfd = os.pipe()
 intbuf = ctypes.c_int(0)
+import itertools, tempfile
+TMPFD, TMPFILE = tempfile.mkstemp(prefix="sb-probe-")
+NEW = itertools.count()
 
 def arg(a):
     if isinstance(a, str):
@@ -134,6 +156,13 @@ def arg(a):
             return ctypes.c_long(rfd)
         if a == "intbuf":
             return ctypes.byref(intbuf)
+        if a == "tmpfile":
+            return ctypes.c_char_p(TMPFILE.encode())
+        if a == "tmpfd":
+            return ctypes.c_long(TMPFD)
+        if a == "newpath":
+            # (each attempt is a child of its own: its pid makes the name new)
+            return ctypes.c_char_p(("%s.%d.%d" % (TMPFILE, os.getpid(), next(NEW))).encode())
         return ctypes.c_char_p(a.encode())
     if isinstance(a, list):  # bytes, sent as a list of ints
         return ctypes.c_char_p(bytes(a))
