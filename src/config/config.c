@@ -13,7 +13,7 @@
 #include "sandbox/registry.h"
 #include "util/utf8.h"
 
-enum kind { K_UINT, K_CPUS, K_MEMORY, K_OUTPUT_KIB, K_BACKEND, K_ISOLATION, K_PATH, K_IMAGE, K_NAME, K_SIZE, K_SHARE, K_DIR, K_NETWORK, K_BOOL, K_INSTANCE };
+enum kind { K_UINT, K_CPUS, K_MEMORY, K_OUTPUT_KIB, K_BACKEND, K_ISOLATION, K_PATH, K_IMAGE, K_NAME, K_SIZE, K_SHARE, K_DIR, K_PROJECT, K_NETWORK, K_BOOL, K_INSTANCE };
 
 struct setting {
 	const char *key;     /* config file key; the flag is --key with _ as - */
@@ -23,6 +23,7 @@ struct setting {
 	unsigned min, max;   /* for K_UINT */
 	size_t offset;       /* into struct sb_config */
 	size_t size;         /* of the field, for strings */
+	size_t bytes_at;     /* K_SIZE: the uint64_t the size goes into in bytes (max: its GiB) */
 };
 
 #define F(field) offsetof(struct sb_config, field), sizeof(((struct sb_config *)0)->field)
@@ -50,7 +51,8 @@ static const struct setting settings[] = {
 	{"max_sessions", K_UINT, "0-32 (0: sessions off)", "open sessions per client", 0, 32, F(max_sessions)},
 	{"max_sessions_total", K_UINT, "1-256", "open sessions of all clients together", 1, 256, F(max_sessions_total)},
 	{"session_idle_minutes", K_UINT, "1-1440", "a session unused this long is closed", 1, 1440, F(session_idle_minutes)},
-	{"workspace_size", K_SIZE, "1m-16g (k, m, g)", "size of a session's /work (a tmpfs)", 0, 0, F(workspace_size)},
+	{"workspace_size", K_SIZE, "1m-16g (k, m, g)", "size of a session's /work (a tmpfs), and the most one named workspace keeps on disk", 0, 16, F(workspace_size), offsetof(struct sb_config, workspace_bytes)},
+	{"workspaces_total", K_SIZE, "1m-1024g (k, m, g)", "the most one client's named workspaces keep on disk together", 0, 1024, F(workspaces_total), offsetof(struct sb_config, workspaces_total_bytes)},
 	{"job_timeout", K_UINT, "1-86400 (seconds)", "the longest a background job may run", 1, 86400, F(job_timeout_s)},
 	{"max_jobs", K_UINT, "0-32 (0: jobs off)", "running background jobs per client", 0, 32, F(max_jobs)},
 	{"max_jobs_total", K_UINT, "1-256", "running background jobs of all clients together", 1, 256, F(max_jobs_total)},
@@ -62,6 +64,8 @@ static const struct setting settings[] = {
 	{"instance", K_INSTANCE, "[a-z0-9-]{1,32}, empty for the host name", "this server's name among several behind a router: every session, job and task id names it, so the router sends a request to the instance that holds its id", 0, 0, F(instance)},
 	{"drain_timeout", K_UINT, "1-86400 (seconds)", "on SIGTERM or sagebox mcp --drain, how long open sessions and calls may go on while no new ones are taken; then they end", 1, 86400, F(drain_timeout_s)},
 	{"metrics_by_client", K_BOOL, "true|false (the flag alone: true)", "label the sessions and jobs in GET /metrics with each client's token name (off: client=\"all\"; the names then show in the metrics)", 0, 0, F(metrics_by_client)},
+	{"project_dir", K_PROJECT, "a host directory, empty for off", "bound READ-WRITE at /work/project in the sessions of the local user (stdio, the service; never over HTTP): the code can change what is in it", 0, 0, F(project_dir)},
+	{"project_exec", K_BOOL, "true|false (the flag alone: true)", "files in project_dir may be executed in the sandbox (else it is mounted noexec; nosuid and nodev always)", 0, 0, F(project_exec)},
 	{"export_dir", K_DIR, "a host directory, empty for off", "file_export copies workspace files here (new names, never overwriting)", 0, 0, F(export_dir)},
 };
 #define N_SETTINGS (sizeof settings / sizeof settings[0])
@@ -106,6 +110,8 @@ void sb_config_defaults(struct sb_config *cfg)
 	cfg->session_idle_minutes = 30;
 	snprintf(cfg->workspace_size, sizeof cfg->workspace_size, "256m");
 	cfg->workspace_bytes = 256ull << 20;
+	snprintf(cfg->workspaces_total, sizeof cfg->workspaces_total, "4g");
+	cfg->workspaces_total_bytes = 4ull << 30;
 	cfg->job_timeout_s = 3600;
 	cfg->max_jobs = 4;
 	cfg->max_jobs_total = 16;
@@ -160,9 +166,10 @@ static bool has_control_or_space(const char *v)
 	return false;
 }
 
-/* "512k", "256m", "2g", "1048576": bytes, within [1m, 16g]. */
-static int parse_size(const char *v, uint64_t *out)
+/* "512k", "256m", "2g", "1048576": bytes, within [1m, max_gib g]. */
+static int parse_size(const char *v, uint64_t max_gib, uint64_t *out)
 {
+	const uint64_t max = max_gib << 30;
 	char *end;
 	errno = 0;
 	if (!isdigit((unsigned char)*v))
@@ -174,10 +181,10 @@ static int parse_size(const char *v, uint64_t *out)
 			: tolower((unsigned char)*end) == 'g' ? 30 : 64;
 	else if (*end)
 		return -1;
-	if (errno || shift == 64 || n > (16ull << 30) >> shift)
+	if (errno || shift == 64 || n > max >> shift)
 		return -1;
 	n <<= shift;
-	if (n < (1ull << 20) || n > (16ull << 30))
+	if (n < (1ull << 20) || n > max)
 		return -1;
 	*out = n;
 	return 0;
@@ -239,6 +246,52 @@ static int set_shares(struct sb_config *cfg, const struct setting *s, const char
 	return 0;
 }
 
+/* Whether p (resolved) is dir or holds it. */
+static bool holds(const char *p, const char *dir)
+{
+	char real[PATH_MAX];
+	if (!dir || dir[0] != '/')
+		return false;
+	if (!realpath(dir, real))
+		snprintf(real, sizeof real, "%s", dir);
+	size_t n = strlen(p);
+	return !strcmp(p, "/") || (!strncmp(real, p, n) && (real[n] == '\0' || real[n] == '/'));
+}
+
+/* Why a project folder must not be p: the code could rewrite what the
+ * host runs or reads as settings (a shell's dotfiles, sagebox's own
+ * config, data and state, other programs' config). */
+static const char *project_refused(const char *p)
+{
+	const char *home = getenv("HOME");
+	char d[5][PATH_MAX] = {"", "", "", "", ""};
+	static const struct {
+		const char *var, *fallback;
+	} xdg[] = {{"XDG_CONFIG_HOME", ".config"}, {"XDG_DATA_HOME", ".local/share"}, {"XDG_STATE_HOME", ".local/state"},
+		   {"XDG_CACHE_HOME", ".cache"}};
+	if (!strcmp(p, "/"))
+		return "is the root directory";
+	if (home && holds(p, home))
+		return "is the home directory or holds it (the code could rewrite its dotfiles)";
+	for (size_t i = 0; i < 4; i++) {
+		const char *v = getenv(xdg[i].var);
+		if (v && v[0] == '/')
+			snprintf(d[i], PATH_MAX, "%s", v);
+		else if (home && home[0] == '/')
+			snprintf(d[i], PATH_MAX, "%s/%s", home, xdg[i].fallback);
+		if (holds(p, d[i]))
+			return "holds the settings, data or state of your programs (the code could rewrite them)";
+		char mine[PATH_MAX + 16];
+		snprintf(mine, sizeof mine, "%.4000s/sagebox", d[i]);
+		if (d[i][0] && holds(mine, p))
+			return "is inside sagebox's own directories";
+	}
+	snprintf(d[4], PATH_MAX, "/var/lib/sagebox");
+	if (holds(p, d[4]) || holds(d[4], p))
+		return "is, holds or is inside sagebox's own directory /var/lib/sagebox";
+	return NULL;
+}
+
 int sb_config_set(struct sb_config *cfg, const char *key, const char *value, const char *origin,
 		  struct sb_error *err)
 {
@@ -290,9 +343,9 @@ int sb_config_set(struct sb_config *cfg, const char *key, const char *value, con
 	}
 	case K_SIZE: {
 		uint64_t b;
-		if (parse_size(value, &b) || strlen(value) >= s->size)
+		if (parse_size(value, s->max, &b) || strlen(value) >= s->size)
 			return bad(err, s, origin, value, "not a size in range");
-		cfg->workspace_bytes = b;
+		*(uint64_t *)(void *)((char *)cfg + s->bytes_at) = b;
 		break;
 	}
 	case K_SHARE:
@@ -317,6 +370,21 @@ int sb_config_set(struct sb_config *cfg, const char *key, const char *value, con
 			why = "is not writable";
 		if (why)
 			return bad(err, s, origin, value, why);
+		snprintf(field, s->size, "%s", *value ? real : "");
+		return 0;
+	}
+	case K_PROJECT: {
+		char real[PATH_MAX];
+		const char *why = *value ? host_dir(value, real) : NULL;
+		if (!why && *value)
+			why = project_refused(real);
+		if (!why && *value && access(real, W_OK | X_OK) != 0)
+			why = "is not writable";
+		if (why) {
+			sb_fail(err, "%s: invalid project_dir '%s': %s", origin, value, why);
+			return sb_hint(err, "name a folder of one project, e.g. ~/thesis: the code in the sandbox can "
+					    "change everything in it");
+		}
 		snprintf(field, s->size, "%s", *value ? real : "");
 		return 0;
 	}
@@ -557,5 +625,7 @@ json_t *sb_config_to_json(const struct sb_config *c)
 					    "max_jobs_total", (json_int_t)c->max_jobs_total, "task_ttl",
 					    (json_int_t)c->task_ttl_s, "share", shares, "export_dir",
 					    c->export_dir, "network", c->network));
+	json_object_update_new(o, json_pack("{s:s, s:s, s:b}", "workspaces_total", c->workspaces_total, "project_dir",
+					    c->project_dir, "project_exec", c->project_exec));
 	return o;
 }

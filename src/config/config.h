@@ -44,6 +44,15 @@ struct sb_config {
 	unsigned session_idle_minutes; /* a session unused this long is closed */
 	char workspace_size[16];       /* a session's /work tmpfs, "256m" */
 	uint64_t workspace_bytes;      /* the same, in bytes */
+	/* Named workspaces kept on disk (src/workspaces/): what one client's
+	 * may take together. */
+	char workspaces_total[16];
+	uint64_t workspaces_total_bytes;
+	/* The user's project folder: bound read-write at SB_PROJECT_MOUNT in
+	 * the local user's sessions (resolved); "" none. project_exec: its
+	 * files may be executed (mounted without noexec). */
+	char project_dir[PATH_MAX];
+	bool project_exec;
 	unsigned job_timeout_s;        /* the longest a background job may run */
 	unsigned max_jobs;             /* running background jobs per client; 0: jobs off */
 	unsigned max_jobs_total;       /* running background jobs of all clients together */

@@ -22,6 +22,9 @@
 /* The user's package presets (`sagebox packages add`, packages/packages.h):
  * bound read-only here when there are any, at the end of sys.path. */
 #define SB_PACKAGES_MOUNT "/opt/sagebox/site-packages"
+/* The user's project folder (`project_dir`), read-write, in the local
+ * user's sessions: inside the workspace, on a filesystem of its own. */
+#define SB_PROJECT_MOUNT "/work/project"
 /* The driver's precompiled code, read-only (runner/warm/driver_code.h). */
 #define SB_DRIVER_CODE_MOUNT "/opt/sagebox/driver-code"
 #define SB_DRIVER_CODE_ENV "SAGEBOX_DRIVER_CODE"

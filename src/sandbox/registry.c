@@ -11,9 +11,9 @@
 
 static const struct sb_backend_type registry[] = {
 	{"native", "Linux namespaces, seccomp, Landlock, cgroups or rlimits",
-	 SB_CAP_ISOLATED | SB_CAP_OWN_PIDNS | SB_CAP_POLICY | SB_CAP_HOST_FILES, &sb_native_ops},
+	 SB_CAP_ISOLATED | SB_CAP_OWN_PIDNS | SB_CAP_POLICY | SB_CAP_HOST_FILES | SB_CAP_PROJECT, &sb_native_ops},
 	{"podman", "rootless Podman container",
-	 SB_CAP_ISOLATED | SB_CAP_OWN_PIDNS | SB_CAP_POLICY | SB_CAP_IMAGES, &sb_podman_ops},
+	 SB_CAP_ISOLATED | SB_CAP_OWN_PIDNS | SB_CAP_POLICY | SB_CAP_IMAGES | SB_CAP_PROJECT, &sb_podman_ops},
 	{"docker", "rootless Docker (or podman's Docker API) container",
 	 SB_CAP_ISOLATED | SB_CAP_OWN_PIDNS | SB_CAP_POLICY | SB_CAP_IMAGES, &sb_docker_ops},
 	{"host", "NO isolation: the code runs as you, on this machine", SB_CAP_HOST_FILES, &sb_host_ops},

@@ -31,6 +31,14 @@ struct sb_sandbox_req {
 	 * SB_SANDBOX_WORKSPACE, which is then the command's working directory
 	 * (backends that isolate nothing ignore it). 0: none. */
 	uint64_t workspace_bytes;
+	/* A session's sandbox (workspace_bytes set): the user's project
+	 * folder, a host directory bound read-write at SB_PROJECT_MOUNT,
+	 * nosuid, nodev and (unless project_exec) noexec, where the code makes
+	 * no symlink, FIFO, socket or device node (native: Landlock; the
+	 * driver adds a Landlock domain of its own to the session's code on
+	 * every backend) and its .git, if any, is read-only. NULL: none. */
+	const char *project_dir;
+	bool project_exec;
 	/* The command is a warm worker that moves each job's process into a
 	 * cgroup of its own when the environment names one
 	 * (SAGEBOX_JOB_CGROUP_FD): the `cpus` limit is then on each job, and
@@ -107,6 +115,8 @@ enum sb_backend_cap {
 	SB_CAP_IMAGES = 1u << 3,     /* runs a container image: has image ops */
 	SB_CAP_HOST_FILES = 1u << 4, /* runs the host's own programs (native, host):
 					Sage is found by asking the host's sage */
+	SB_CAP_PROJECT = 1u << 5,    /* binds a session's project folder (req->project_dir)
+					with the code's files owned by the user */
 };
 
 /* Building the container image a backend runs (podman/docker). */

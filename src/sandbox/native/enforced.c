@@ -79,6 +79,15 @@ json_t *nat_enforced_json(const struct nat_plan *p, const struct nat_ready *r)
 		json_object_set_new(ll, "note", json_string("this kernel has no Landlock"));
 	}
 	json_object_set_new(o, "landlock", ll);
+	if (p->project_dir)
+		json_object_set_new(o, "project", json_pack("{s:s, s:s, s:s}", "path", SB_PROJECT_MOUNT, "mount",
+							    p->project_exec ? "read-write, nosuid, nodev"
+									    : "read-write, nosuid, nodev, noexec",
+							    "no_links_or_devices",
+							    r->landlock_abi > 0 ? "Landlock: no symlink, FIFO, socket or device "
+										 "node can be made there (nor in /work)"
+										: "not enforced: this kernel has no Landlock "
+										  "(nodev still stops device nodes)"));
 	json_object_set_new(o, "seccomp", json_string(r->seccomp ? "enforced" : "not enforced"));
 	json_object_set_new(o, "no_new_privs", json_boolean(r->no_new_privs));
 	json_object_set_new(o, "capabilities", json_string(r->caps_none && r->bounding_empty ? "none" : "SOME"));

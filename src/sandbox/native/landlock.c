@@ -134,9 +134,17 @@ int nat_landlock_apply(int abi, const struct nat_plan *p)
 		/* the writable tmpfs. Execute is allowed: the interpreter can make
 		 * any system call anyway, and `./script.sh` should work. */
 		{"/tmp", rw_tree},
-		/* a session's workspace, and the shared host directories: read
+		/* a session's workspace (with a project folder beneath it, no
+		 * links, FIFOs or sockets there: rights granted on /work hold
+		 * for everything below it), the project folder (files and
+		 * directories only: nothing that makes the host follow a link
+		 * or open something other than a file when the user opens what
+		 * the code left there), and the shared host directories: read
 		 * only (absent paths are skipped) */
-		{SB_SANDBOX_WORKSPACE, rw_tree},
+		{SB_SANDBOX_WORKSPACE, p->project_dir ? rw_tree & ~(FS_MAKE_SYM | FS_MAKE_FIFO | FS_MAKE_SOCK) : rw_tree},
+		{p->project_dir ? SB_PROJECT_MOUNT : "/nonexistent",
+		 FS_READ_FILE | FS_READ_DIR | FS_WRITE_FILE | FS_REMOVE_DIR | FS_REMOVE_FILE | FS_MAKE_DIR | FS_MAKE_REG |
+			 FS_REFER | FS_TRUNCATE | (p->project_exec ? FS_EXECUTE : 0)},
 		{SB_SHARE_MOUNT, FS_READ_FILE | FS_READ_DIR},
 		/* the user's package presets: read, and execute (their scripts) */
 		{SB_PACKAGES_MOUNT, rx},

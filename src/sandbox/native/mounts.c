@@ -104,6 +104,8 @@ void nat_build_root(const struct nat_plan *p)
 	int net_fd = nat_open_net(p);
 	int packages_fd = nat_open_packages(p);
 	int code_fd = nat_open_driver_code(p);
+	int project_fds[2];
+	nat_open_project(p, project_fds);
 	/* Private, recursively: no mount we make propagates to the host, and
 	 * no later host mount appears in the sandbox. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
@@ -123,6 +125,7 @@ void nat_build_root(const struct nat_plan *p)
 	nat_make_dev(dst, &p->limits);
 	writable_tmp(&p->limits);
 	nat_mount_workspace(p, NEWROOT);
+	nat_mount_project(p, project_fds, NEWROOT);
 	nat_mount_shares(p, share_fds, NEWROOT);
 	nat_mount_net(net_fd, NEWROOT);
 	/* The root itself read-only: no planting files next to /usr. */

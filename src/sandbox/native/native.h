@@ -229,6 +229,8 @@ struct nat_plan {
 	const char *net_dir;       /* network: the proxy socket's host dir, for SB_NET_MOUNT; NULL: none */
 	const char *packages;      /* host dir bound read-only at SB_PACKAGES_MOUNT; "": none */
 	const char *driver_code;   /* host file bound read-only at SB_DRIVER_CODE_MOUNT; NULL: none */
+	const char *project_dir;   /* host dir bound read-write at SB_PROJECT_MOUNT; NULL: none */
+	bool project_exec;         /* ... without noexec */
 	pid_t caller_pid;
 	bool drop_root;            /* started as root: become host_uid first */
 	uid_t host_uid;            /* unprivileged uid outside (after the drop) */
@@ -274,6 +276,10 @@ void nat_open_shares(const struct nat_plan *p, int fds[SB_SHARES_MAX]);
 void nat_open_dirs(const char (*dirs)[PATH_MAX], unsigned n, int *fds, const char *what, const char *hint);
 void nat_mount_shares(const struct nat_plan *p, const int fds[SB_SHARES_MAX], const char *newroot);
 void nat_mount_workspace(const struct nat_plan *p, const char *newroot);
+/* The project folder (p->project_dir) and its .git opened before the root
+ * tmpfs (fds[0], fds[1]; -1: none), then bound at SB_PROJECT_MOUNT. */
+void nat_open_project(const struct nat_plan *p, int fds[2]);
+void nat_mount_project(const struct nat_plan *p, const int fds[2], const char *newroot);
 /* network: p->net_dir opened before the root tmpfs (-1: none), then bound
  * read-only at SB_NET_MOUNT. */
 int nat_open_net(const struct nat_plan *p);

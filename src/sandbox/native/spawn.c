@@ -206,6 +206,8 @@ static int native_spawn(void *self, const struct sb_sandbox_req *req, struct sb_
 	p->limits = req->limits ? *req->limits : ns->limits;
 	p->lifetime_s = req->lifetime_s;
 	p->workspace_bytes = req->workspace_bytes;
+	p->project_dir = req->workspace_bytes ? req->project_dir : NULL;
+	p->project_exec = req->project_exec;
 	p->shares = ns->shares;
 	p->n_shares = ns->n_shares;
 	p->installs = ns->installs;

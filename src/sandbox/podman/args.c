@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sandbox/sandbox.h"
@@ -167,6 +168,32 @@ int pm_build_run_argv(const struct pm_self *pm, const struct pm_info *info, cons
 		r |= push(a, "--tmpfs");
 		r |= pushf(a, "%s:rw,nosuid,nodev,size=%llu,%s", SB_SANDBOX_WORKSPACE,
 			   (unsigned long long)req->workspace_bytes, eng == PM_PODMAN ? "mode=0700,U" : "mode=1777");
+	}
+	if (req->workspace_bytes && req->project_dir) {
+		if (eng != PM_PODMAN || !uid) {
+			pm_argv_free(a);
+			return sb_fail(err, "internal: a project folder needs podman and a uid of the container's own");
+		}
+		/* The user's project folder, read-write: no setuid binary or
+		 * device node there works (nosuid, nodev), nothing runs from it
+		 * unless the user said so (noexec), and its .git (hooks and
+		 * config git runs on the host) is read-only. The code runs as
+		 * the host user here (keep-id maps the user to the container's
+		 * uid), so what it writes there is the user's own file; that
+		 * uid is then shared with the user's processes, as the native
+		 * sandbox's is (docs/PODMAN.md). */
+		r |= push(a, "--userns");
+		r |= pushf(a, "keep-id:uid=%u", uid);
+		r |= push(a, "--volume");
+		r |= pushf(a, "%s:%s:rw,nosuid,nodev,%s", req->project_dir, SB_PROJECT_MOUNT,
+			   req->project_exec ? "exec" : "noexec");
+		char git[PATH_MAX + 8];
+		struct stat st;
+		snprintf(git, sizeof git, "%s/.git", req->project_dir);
+		if (lstat(git, &st) == 0 && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) {
+			r |= push(a, "--volume");
+			r |= pushf(a, "%s:%s/.git:ro,nosuid,nodev,noexec", git, SB_PROJECT_MOUNT);
+		}
 	}
 	/* What the user chose to share: read-only, so the code can read those
 	 * directories and never change them (config checked the paths have

@@ -166,6 +166,17 @@ int pm_spawn(const struct pm_self *pm, const struct sb_sandbox_req *req,
 	sb->enforced = pm_enforced_json(pm, &info, &plan, &img, l, uid);
 	if (req->net_dir)
 		net_said(sb->enforced);
+	if (req->workspace_bytes && req->project_dir) {
+		json_object_set_new(sb->enforced, "user",
+				    json_sprintf("uid %u, mapped to the host user (the project folder's files are "
+						 "theirs), group of %s", uid, pm->container_user));
+		json_object_set_new(sb->enforced, "project",
+				    json_pack("{s:s, s:s, s:s}", "path", SB_PROJECT_MOUNT, "mount",
+					      req->project_exec ? "read-write, nosuid, nodev" : "read-write, nosuid, nodev, noexec",
+					      "no_links_or_devices",
+					      "the driver's Landlock domain: no symlink, FIFO, socket or device node can be "
+					      "made there (nor in /work), where the kernel has Landlock"));
+	}
 	json_object_set_new(sb->enforced, "container",
 			    json_pack("{s:s, s:s}", "name", p->name, "owner", pm_owner_self()));
 	return 0;

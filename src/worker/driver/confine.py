@@ -102,6 +102,64 @@ def scope_signals_and_sockets():
         os.close(fd)
 
 
+# Landlock's filesystem rights that make something other than a regular
+# file or directory (linux/landlock.h: MAKE_CHAR, MAKE_SOCK, MAKE_FIFO,
+# MAKE_BLOCK, MAKE_SYM), and its path rule.
+LANDLOCK_MAKE_SPECIAL = (1 << 6) | (1 << 9) | (1 << 10) | (1 << 11) | (1 << 12)
+LANDLOCK_RULE_PATH_BENEATH = 1
+SYS_LANDLOCK_ADD_RULE = 445
+# Where the code may still make them with a project folder bound (its
+# scratch space; the workspace and the project folder are not).
+SPECIAL_OK = ("/tmp", "/dev/shm")
+
+
+def project_bound(workspace="/work", project="/work/project"):
+    """Whether the user's project folder is bound (a filesystem of its own
+    at /work/project: a directory the code made there is not)."""
+    try:
+        return os.stat(project).st_dev != os.stat(workspace).st_dev
+    except OSError:
+        return False
+
+
+def no_links_in_project():
+    """Stops: a symlink, FIFO, socket or device node left in the user's
+    project folder, on the host's disk, where the user's own programs would
+    follow or open it. A nested Landlock domain handles those rights and
+    grants them only in SPECIAL_OK, so neither /work nor /work/project (which
+    lies beneath it) takes one. Every backend: the native one's outer domain
+    says the same; in a container this is what says it. Returns whether it
+    applied (False without Landlock)."""
+    import ctypes
+    if landlock_abi() < 1:
+        return False
+    attr = (ctypes.c_uint64 * 1)(LANDLOCK_MAKE_SPECIAL)
+    sc = libc().syscall
+    fd = sc(ctypes.c_long(SYS_LANDLOCK_CREATE_RULESET), ctypes.byref(attr), ctypes.c_size_t(8), ctypes.c_uint(0))
+    if fd < 0:
+        return False
+
+    class PathBeneath(ctypes.Structure):
+        _pack_ = 1
+        _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+    try:
+        for path in SPECIAL_OK:
+            try:
+                pfd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            except OSError:
+                continue
+            try:
+                rule = PathBeneath(LANDLOCK_MAKE_SPECIAL, pfd)
+                if sc(ctypes.c_long(SYS_LANDLOCK_ADD_RULE), ctypes.c_int(fd), ctypes.c_int(LANDLOCK_RULE_PATH_BENEATH),
+                      ctypes.byref(rule), ctypes.c_uint(0)) != 0:
+                    return False
+            finally:
+                os.close(pfd)
+        return sc(ctypes.c_long(SYS_LANDLOCK_RESTRICT_SELF), ctypes.c_int(fd), ctypes.c_uint(0)) == 0
+    finally:
+        os.close(fd)
+
+
 def prefer_oom_kill():
     """The OOM killer takes a job, not the worker it came from. Only once
     the process is dumpable again (set_dumpable): an undumpable process's

@@ -179,6 +179,8 @@ def confine_child(workspace, limits, keep):
     signal.pthread_sigmask(signal.SIG_SETMASK, [])
     os.setsid()
     confine.scope_signals_and_sockets()
+    if confine.project_bound(workspace):
+        confine.no_links_in_project()
     # (the controller is undumpable; the session's own code may read its
     # own /proc files as usual)
     confine.set_dumpable(True)
