@@ -38,7 +38,7 @@ import shlex
 import signal
 import sys
 
-from . import cell, confine, interact, items, memory, pari_stack
+from . import cell, confine, interact, items, memory, pari_stack, state
 from .child import exit_job
 from .channel import Channel
 
@@ -199,8 +199,9 @@ def _stdio(null, out_w, err_w):
 class PyInterp(Interp):
     """A Sage or Python interpreter: a fork of the controller."""
 
-    def __init__(self, lang, glb, workspace, limits):
+    def __init__(self, lang, glb, workspace, limits, pristine=None):
         self.lang, self.glb, self.workspace, self.limits = lang, glb, workspace, limits
+        self.pristine = pristine  # what the session had at its start (state.py saves the rest)
 
     def start(self):
         self._spawn(self._child, display=True)
@@ -269,6 +270,16 @@ class Loop:
                     status = 1
                 finally:
                     items.end()
+                flush()
+                self.report("done %d\n" % (status & 0xff))
+            elif op in ("save", "restore"):
+                # The session's variables into or out of its workspace
+                # (state.py), as a call: interrupted and restarted the same way.
+                try:
+                    status = state.run(op, self.it.glb, self.it.pristine, self.it.lang, self.it.workspace,
+                                       hdr.get("report"))
+                except KeyboardInterrupt:
+                    status = 1
                 flush()
                 self.report("done %d\n" % (status & 0xff))
             elif op == "job":

@@ -30,6 +30,8 @@ session's code cannot patch it, read it, or interrupt it.
   list {id, path}                    reply {id, ok, path, entries, cut}
   stat {id}                          reply {id, ok, rss_bytes, private_bytes}
   claim {id}                         (a spare became a session: no more warm-ups)
+  run {id, op: save | restore}       done ... state: variables saved or loaded (state.py)
+  put ..., sync {id, full}           a named workspace's files (wsync.py)
                                      ready {pid, lang, ...} once, first
 
 The host trusts none of it beyond this one session (every session is a
@@ -43,7 +45,8 @@ import signal
 import sys
 import time
 
-from . import background, cell, confine, driver_code, files, hooks, jobcg, magics, namespaces, netrelay, pipenv, procs, written
+from . import (background, cell, confine, driver_code, files, hooks, jobcg, magics, namespaces, netrelay, pipenv, procs,
+               state, written, wsync)
 from .channel import Channel, Malformed
 from .interp import PyInterp, ShellInterp
 
@@ -96,6 +99,7 @@ class Controller:
         self.lost = None            # why the interpreter was restarted between calls
         self.warmups = []
         self.interp_used = False    # a call, a job or a reset reached the interpreter
+        self.mirror = None          # a named workspace's files (wsync.py), once the host restores
 
     def _high(self, fd):
         return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, FD_FLOOR)
@@ -147,7 +151,7 @@ class Controller:
             self.interp = ShellInterp(self.shell, self.workspace, self.limits, env)
         else:
             glb = None if self.pristine is None else dict(self.pristine)
-            self.interp = PyInterp(self.lang, glb, self.workspace, self.limits)
+            self.interp = PyInterp(self.lang, glb, self.workspace, self.limits, self.pristine)
         if self.cgroups:
             self.cgroups.inside = None  # a fork of ours: born in our cgroup
         self.interp.start()
@@ -281,6 +285,10 @@ class Controller:
             done.update(files=paths, files_more=more)
         if restarted:
             done["reason"] = restarted
+        if c.get("op"):
+            done["state"] = state.read_report(c["report"])
+        if self.mirror is not None:
+            done["ws_dirty"] = self.mirror.dirty()
         self.send(done)
 
     def on_interp_gone(self, status):
@@ -333,6 +341,8 @@ class Controller:
             self.reply_after(rid, lambda: dict(zip(("path", "entries", "cut"), self.ws.list(hdr.get("path")))))
         elif t == "stat":
             self.reply_after(rid, self.stat)
+        elif t in ("put", "sync"):
+            wsync.on_frame(self, t, rid, hdr)
         elif t == "claim":
             # A spare became a client's session: it stops warming up (its
             # CPU is the session's now), and answers at once from here on.
@@ -361,7 +371,18 @@ class Controller:
                    "(files in %s are kept)\n" % (lost, files.WORKSPACE))
             self.send({"type": "out", "id": rid, "stream": "stderr"}, msg.encode())
         self.leave_job_cgroup()  # a call's processes are no job's
-        if self.lang == "shell":
+        op = hdr.get("op")
+        if op in ("save", "restore") and self.lang != "shell":
+            self.call.update(op=op, report=os.path.join(self.private, "state.json"))
+            try:
+                os.unlink(self.call["report"])
+            except OSError:
+                pass
+            try:
+                self.interp.send({"op": op, "report": self.call["report"]}, b"")
+            except BrokenPipeError:
+                pass
+        elif self.lang == "shell":
             path = os.path.join(self.private, "cell.sh")
             with open(path, "wb") as f:
                 f.write(code)
