@@ -27,6 +27,7 @@ static void usage(FILE *out)
 		"  policy [--json]                 the system calls the sandbox refuses, and why\n"
 		"  proxy --listen SOCKET           the network proxy alone, with the network setting\n"
 		"  packages add|list|remove NAME   Python packages (wheels) for every sandbox, via the proxy\n"
+		"  workspaces list|show|rm|export|import   the named workspaces sessions keep on disk\n"
 		"\n"
 		"  sagebox COMMAND --help          help for one command\n"
 		"  sagebox --help-settings         every setting, its flag, variable and allowed values\n"
@@ -68,6 +69,8 @@ int main(int argc, char **argv)
 		return sb_cli_proxy(argc - 1, argv + 1);
 	if (!strcmp(cmd, "packages"))
 		return sb_cli_packages(argc - 1, argv + 1);
+	if (!strcmp(cmd, "workspaces"))
+		return sb_cli_workspaces(argc - 1, argv + 1);
 	if (!strcmp(cmd, "image"))
 		return sb_cli_image(argc - 1, argv + 1);
 	fprintf(stderr, "sagebox: unknown command '%s'\n\n", cmd);

@@ -24,6 +24,8 @@ int sb_cli_image(int argc, char **argv);
 int sb_cli_proxy(int argc, char **argv);
 /* sagebox packages add|list|remove: the user's package presets. */
 int sb_cli_packages(int argc, char **argv);
+/* sagebox workspaces list|show|rm|export|import: the named workspaces on disk. */
+int sb_cli_workspaces(int argc, char **argv);
 /* sagebox policy [--json]: the syscall policy table. */
 int sb_cli_policy(int argc, char **argv);
 

@@ -334,6 +334,13 @@ int sb_cli_mcp(int argc, char **argv)
 
 	if (cfg.service && !service && http)
 		fprintf(stderr, "sagebox mcp: the service setting is for stdio clients; not used with --http\n");
+	/* Over HTTP each token is a client of its own: its workspaces are
+	 * kept apart by token, and the local user's project folder is not
+	 * bound (every token's sessions would share it). */
+	cfg.http_clients = http;
+	if (http && cfg.project_dir[0])
+		fprintf(stderr, "sagebox mcp: project_dir is the local user's folder (stdio and the service): not bound "
+				"for HTTP clients\n");
 	if (cfg.service && !service && !http) {
 		int front = sb_cli_service_front(argc, argv, &cfg);
 		if (front >= 0)

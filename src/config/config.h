@@ -65,6 +65,10 @@ struct sb_config {
 	char export_dir[PATH_MAX];     /* file_export copies here (resolved); "" off */
 	char config_path[PATH_MAX];    /* the file that was read, or empty */
 	bool service;                  /* sagebox mcp: use the user-level service (cli/service_front.c) */
+	/* Not a setting: the clients are HTTP tokens (sagebox mcp --http),
+	 * not the local user. Their workspaces are kept apart by token, and
+	 * project_dir, the local user's own folder, is never bound for them. */
+	bool http_clients;
 	unsigned service_idle_s;       /* the service exits after this long unused */
 	/* Many instances behind a router (docs/DEPLOY.md). */
 	char instance[SB_INSTANCE_MAX + 1]; /* named in every handle; "" the host name */

@@ -52,6 +52,11 @@ struct sb_session_verdict {
 	bool restarted;        /* the interpreter was restarted: variables gone */
 	bool closed;           /* the session itself ended (it stopped answering) */
 	char reason[400];      /* why, when restarted or closed */
+	/* A named workspace's session: its name, and what became of the
+	 * call's files on disk ("" nothing changed; saved tells which). */
+	char workspace[72];
+	char kept[600];
+	bool kept_failed;      /* the call's changes were NOT saved (kept says why) */
 };
 
 #endif

@@ -8,6 +8,7 @@
 #include "net/spawn.h"
 #include "packages/packages.h"
 #include "runner/backend.h"
+#include "runner/sessions/sess.h"
 #include "runner/capture.h"
 #include "runner/jobs/jobs.h"
 #include "runner/sage/locate.h"
@@ -225,6 +226,32 @@ int sb_runner_run(struct sb_runner *r, const struct sb_job *job, const struct sb
 			    out->job_id, &out->err);
 }
 
+/* The user's project folder as sessions get it (or why they do not). */
+static json_t *project_status(const struct sb_config *cfg, const struct sb_backend *be)
+{
+	if (!cfg->project_dir[0])
+		return json_pack("{s:b, s:s}", "bound", 0, "note", "off (project_dir is not set)");
+	json_t *o = json_pack("{s:s, s:b}", "dir", cfg->project_dir, "bound", sess_project_bound(cfg, be));
+	if (cfg->http_clients)
+		json_object_set_new(o, "note", json_string("not bound: over HTTP every token's sessions would share "
+							   "it; project_dir is the local user's, for stdio"));
+	else if (!sb_backend_has(be, SB_CAP_PROJECT))
+		json_object_set_new(o, "note", json_sprintf("not bound: the %s backend cannot bind it with the "
+							    "code's files owned by you (native and podman can)",
+							    sb_backend_name(be)));
+	else
+		json_object_update_new(o, json_pack("{s:s, s:s, s:s}", "at", SB_PROJECT_MOUNT, "in",
+						    "every session (the local user's)", "code_can",
+						    cfg->project_exec
+							    ? "create, change and remove files and directories, and "
+							      "run them (project_exec); no symlink, FIFO, socket, device node "
+							      "or setuid/setgid file; its .git is read-only"
+							    : "create, change and remove files and directories; nothing "
+							      "there runs (noexec); no symlink, FIFO, socket, device node or "
+							      "setuid/setgid file; its .git is read-only"));
+	return o;
+}
+
 json_t *sb_runner_status(struct sb_runner *r)
 {
 	json_t *o = json_object();
@@ -267,5 +294,6 @@ json_t *sb_runner_status(struct sb_runner *r)
 						     : json_pack("{s:s}", "allow", "none"));
 	if (r->pool)
 		json_object_set_new(o, "pool", sb_pool_status(r->pool));
+	json_object_set_new(o, "project", project_status(&r->cfg, r->backend));
 	return o;
 }

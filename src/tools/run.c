@@ -160,6 +160,12 @@ static void session_note(struct sb_buf *b, const char *sid, const struct sb_sess
 		sb_buf_printf(b, "\n[the code was interrupted (KeyboardInterrupt) and stopped; the session kept its "
 				 "state (variables from before the call are still there). For long computations use "
 				 "job_start with this session_id.]");
+	if (v->workspace[0] && v->kept_failed)
+		sb_buf_printf(b, "\n[workspace %s: this call's changes to /work were NOT saved on disk: %s]", v->workspace,
+			      v->kept);
+	else if (v->workspace[0])
+		sb_buf_printf(b, "\n[/work is workspace %s, kept on disk%s%s]", v->workspace, v->kept[0] ? ": " : "",
+			      v->kept);
 }
 
 /* The session cannot take the call (unknown, expired, wrong language): a
@@ -216,6 +222,10 @@ void sb_run_result(const struct sb_tool *t, struct sb_tool_ctx *ctx, struct sb_t
 				    json_pack("{s:s, s:b, s:b, s:b, s:s}", "session_id", sid, "interrupted",
 					      v->interrupted, "restarted", v->restarted, "ended", v->closed, "reason",
 					      v->reason));
+	if (sid && v->workspace[0])
+		json_object_set_new(json_object_get(out->structured, "session"), "named_workspace",
+				    json_pack("{s:s, s:b, s:s}", "name", v->workspace, "saved", !v->kept_failed, "note",
+					      v->kept));
 }
 
 void sb_run_handler(const struct sb_tool *t, const json_t *args, struct sb_tool_ctx *ctx, struct sb_tool_result *out)

@@ -9,6 +9,7 @@
 #include "core/paths.h"
 #include "tools/sessions.h"
 #include "util/buf.h"
+#include "workspaces/store.h"
 
 void sb_tools_unusable(struct sb_tool_ctx *ctx, struct sb_tool_result *out, struct sb_error *err)
 {
@@ -89,7 +90,8 @@ char *sb_tools_printed(const char *fmt, ...)
 
 char *sb_session_open_description(const struct sb_config *cfg)
 {
-	return sb_tools_printed(
+	char *kept = sb_workspaces_model_text(cfg);
+	char *s = sb_tools_printed(
 		"Open a session: a sandbox of its own whose interpreter keeps its state between calls. Pass the "
 		"returned session_id to run_sagemath, run_python or run_shell, and variables, rings, functions, "
 		"imports (Sage/Python) or the working directory and exported variables (shell) persist from one "
@@ -99,8 +101,26 @@ char *sb_session_open_description(const struct sb_config *cfg)
 		"lang is fixed: a sage session (the default) takes run_sagemath and run_python in the same "
 		"interpreter, a python session run_python, a shell session run_shell. A session unused for %u "
 		"minutes is closed with everything in it; at most %u of yours may be open (%u of all clients "
-		"together). Close it with session_close when done.",
-		cfg->session_idle_minutes, cfg->max_sessions, cfg->max_sessions_total);
+		"together). Close it with session_close when done.\n"
+		"With workspace: \"NAME\" its /work is a named workspace kept on disk (at most %s): the files "
+		"there are saved after every call and are back in the next session_open with the same NAME, "
+		"after a close, an expiry or a restart of sagebox; session_save (and every close) saves its "
+		"variables, which restore: true loads. Use one for work that spans days (a thesis, a course, a "
+		"long search). %s",
+		cfg->session_idle_minutes, cfg->max_sessions, cfg->max_sessions_total, cfg->workspace_size, kept ? kept : "");
+	free(kept);
+	return s;
+}
+
+char *sb_session_workspace_description(const struct sb_config *cfg)
+{
+	char *kept = sb_workspaces_model_text(cfg);
+	char *s = sb_tools_printed(
+		"A name (1-64 letters, digits, '.', '_' or '-') for a workspace kept on disk: created on first use, "
+		"its files (and saved variables) back at every later open with this name. At most one session may "
+		"have it open. Omit for a /work that goes with the session. %s", kept ? kept : "");
+	free(kept);
+	return s;
 }
 
 char *sb_session_list_description(const struct sb_config *cfg)
@@ -124,7 +144,8 @@ char *sb_session_close_description(const struct sb_config *cfg)
 	(void)cfg;
 	return sb_tools_printed("Close a session: every process it started is killed, its background jobs end, and its "
 		       "workspace /work is discarded. Use file_export first to keep a file (when the user enabled "
-		       "it).");
+		       "it). A session on a named workspace first saves its variables and files there: nothing of "
+		       "it is lost.");
 }
 
 char *sb_session_id_description(const struct sb_config *cfg)
@@ -135,6 +156,52 @@ char *sb_session_id_description(const struct sb_config *cfg)
 }
 
 /* ---- handlers */
+/* What opening on a named workspace did, for the model: which workspace,
+ * what came back, what did not, and why. */
+static void workspace_text(struct sb_buf *b, json_t *w)
+{
+	json_t *files = json_object_get(w, "files"), *state = json_object_get(w, "state");
+	const char *name = json_string_value(json_object_get(w, "name"));
+	if (json_is_true(json_object_get(w, "created")))
+		sb_buf_printf(b, "\n/work is the new workspace %s, kept on disk: what you write there is saved after "
+				 "every call.", name);
+	else
+		sb_buf_printf(b, "\n/work is the workspace %s, kept on disk: %lld files and %lld directories (%.2f MiB) "
+				 "are back; what you write is saved after every call.",
+			      name, (long long)json_integer_value(json_object_get(files, "files")),
+			      (long long)json_integer_value(json_object_get(files, "dirs")),
+			      (double)json_integer_value(json_object_get(files, "bytes")) / (1 << 20));
+	sb_buf_printf(b, " It holds at most %.1f MiB.", (double)json_integer_value(json_object_get(w, "cap_bytes")) / (1 << 20));
+	size_t i;
+	json_t *v;
+	json_array_foreach(json_object_get(files, "errors"), i, v)
+		sb_buf_printf(b, "%s%s (%s)", i ? "; " : "\nNot restored: ", json_string_value(json_object_get(v, "path")),
+			      json_string_value(json_object_get(v, "why")));
+	json_array_foreach(json_object_get(files, "skipped"), i, v)
+		sb_buf_printf(b, "%s%s (%s)", i ? "; " : "\nNot restored from the store: ",
+			      json_string_value(json_object_get(v, "path")), json_string_value(json_object_get(v, "why")));
+	if (!state)
+		return;
+	const char *e = json_string_value(json_object_get(state, "error"));
+	if (e) {
+		sb_buf_printf(b, "\nNo variables were restored: %s", e);
+		return;
+	}
+	sb_buf_printf(b, "\nRestored %lld variable%s", (long long)json_integer_value(json_object_get(state, "restored_count")),
+		      json_integer_value(json_object_get(state, "restored_count")) == 1 ? "" : "s");
+	json_array_foreach(json_object_get(state, "restored"), i, v)
+		sb_buf_printf(b, "%s%s", i ? ", " : ": ", json_string_value(v));
+	sb_buf_printf(b, ".");
+	json_array_foreach(json_object_get(state, "failed"), i, v)
+		sb_buf_printf(b, "%s%s (%s)", i ? "; " : "\nCould not be restored: ", json_string_value(json_object_get(v, "name")),
+			      json_string_value(json_object_get(v, "why")));
+	json_array_foreach(json_object_get(state, "not_saved"), i, v)
+		sb_buf_printf(b, "%s%s (%s)", i ? "; " : "\nWere not saved (define them again): ",
+			      json_string_value(json_object_get(v, "name")), json_string_value(json_object_get(v, "why")));
+	if (json_string_value(json_object_get(state, "restarted")))
+		sb_buf_printf(b, "\n(the interpreter was restarted: %s)", json_string_value(json_object_get(state, "restarted")));
+}
+
 void sb_session_open_handler(const struct sb_tool *t, const json_t *args, struct sb_tool_ctx *ctx,
 			     struct sb_tool_result *out)
 {
@@ -142,28 +209,45 @@ void sb_session_open_handler(const struct sb_tool *t, const json_t *args, struct
 	struct sb_sessions *ss = sb_tools_sessions(ctx, out);
 	if (!ss)
 		return;
-	enum sb_lang lang = SB_LANG_SAGE;
+	struct sb_session_open_opts o = {.lang = SB_LANG_SAGE};
 	const char *l = sb_tool_arg_text(args, "lang", NULL);
 	if (l)
-		sb_lang_parse(l, &lang);
-	struct sb_session_opened o;
+		sb_lang_parse(l, &o.lang);
+	o.workspace = sb_tool_arg_text(args, "workspace", NULL);
+	o.restore = json_is_true(json_object_get(args, "restore"));
+	char client[SB_WS_CLIENT_MAX];
+	struct sb_session_opened op;
 	struct sb_error err = {0};
-	if (sb_session_open(ss, ctx->owner, lang, &o, &err)) {
+	if (o.restore && !o.workspace) {
+		sb_fail(&err, "restore needs a workspace: the variables are kept in a named workspace");
+		sb_hint(&err, "pass workspace: \"NAME\" with restore: true (workspace_list shows yours)");
 		sb_tools_error(ctx, out, &err);
 		return;
 	}
-	snprintf(ctx->audit->session, sizeof ctx->audit->session, "%s", o.id);
-	char *text = sb_tools_printed("Opened %s session %s. Pass session_id \"%s\" to %s; its workspace is /work (the "
-			     "working directory). It closes after %u minutes unused; close it with session_close when "
-			     "done.",
-			     sb_lang_name(lang), o.id, o.id,
-			     lang == SB_LANG_SAGE ? "run_sagemath (or run_python)" : lang == SB_LANG_PYTHON ? "run_python"
+	if (o.workspace && sb_tools_ws_client(ctx, client, sizeof client, &err)) {
+		sb_tools_error(ctx, out, &err);
+		return;
+	}
+	o.ws_client = client;
+	if (sb_session_open(ss, ctx->owner, &o, &op, &err)) {
+		sb_tools_error(ctx, out, &err);
+		return;
+	}
+	snprintf(ctx->audit->session, sizeof ctx->audit->session, "%s", op.id);
+	SB_AUTO_BUF b = {0};
+	sb_buf_printf(&b, "Opened %s session %s. Pass session_id \"%s\" to %s; its workspace is /work (the working "
+			  "directory). It closes after %u minutes unused; close it with session_close when done.",
+		      sb_lang_name(o.lang), op.id, op.id,
+		      o.lang == SB_LANG_SAGE ? "run_sagemath (or run_python)" : o.lang == SB_LANG_PYTHON ? "run_python"
 											     : "run_shell",
-			     o.idle_expiry_s / 60);
-	sb_tools_ok(ctx, out, text ? text : o.id,
-		    json_pack("{s:s, s:s, s:s, s:I}", "session_id", o.id, "lang", sb_lang_name(lang), "workspace",
-			      SB_SANDBOX_WORKSPACE, "idle_expiry_s", (json_int_t)o.idle_expiry_s));
-	free(text);
+		      op.idle_expiry_s / 60);
+	if (op.workspace)
+		workspace_text(&b, op.workspace);
+	json_t *st = json_pack("{s:s, s:s, s:s, s:I}", "session_id", op.id, "lang", sb_lang_name(o.lang), "workspace",
+			       SB_SANDBOX_WORKSPACE, "idle_expiry_s", (json_int_t)op.idle_expiry_s);
+	if (op.workspace)
+		json_object_set_new(st, "named_workspace", op.workspace);
+	sb_tools_ok(ctx, out, b.data ? b.data : op.id, st);
 }
 
 static void mib(struct sb_buf *b, json_t *v)

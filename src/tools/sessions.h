@@ -56,6 +56,7 @@ char *sb_session_list_description(const struct sb_config *cfg);
 char *sb_session_reset_description(const struct sb_config *cfg);
 char *sb_session_close_description(const struct sb_config *cfg);
 char *sb_session_id_description(const struct sb_config *cfg);
+char *sb_session_workspace_description(const struct sb_config *cfg);
 void sb_session_open_handler(const struct sb_tool *t, const json_t *args, struct sb_tool_ctx *ctx,
 			     struct sb_tool_result *out);
 void sb_session_list_handler(const struct sb_tool *t, const json_t *args, struct sb_tool_ctx *ctx,
@@ -66,6 +67,20 @@ void sb_session_close_handler(const struct sb_tool *t, const json_t *args, struc
 			      struct sb_tool_result *out);
 /* "sage", "python", "shell": the lang argument's choices. */
 extern const char *const sb_tools_langs[];
+
+/* workspace_tools.c */
+/* The client whose workspaces a caller has (workspaces/store.h): the local
+ * user's ("local") for stdio and the service, the token's over HTTP. */
+int sb_tools_ws_client(const struct sb_tool_ctx *ctx, char *out, size_t n, struct sb_error *err);
+/* "Kept for you: thesis (12.0 MiB, saved variables), ..." or "None is kept
+ * yet." (the local user's; over HTTP a pointer to workspace_list). */
+char *sb_workspaces_model_text(const struct sb_config *cfg);
+char *sb_session_save_description(const struct sb_config *cfg);
+char *sb_workspace_list_description(const struct sb_config *cfg);
+void sb_session_save_handler(const struct sb_tool *t, const json_t *args, struct sb_tool_ctx *ctx,
+			     struct sb_tool_result *out);
+void sb_workspace_list_handler(const struct sb_tool *t, const json_t *args, struct sb_tool_ctx *ctx,
+			       struct sb_tool_result *out);
 
 /* file_tools.c */
 char *sb_file_write_description(const struct sb_config *cfg);

@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "runner/sessions/sessions.h"
+#include "tools/sessions.h"
+#include "workspaces/store.h"
 #include "tools/report_text.h"
 #include "tools/version.h"
 
@@ -12,7 +14,8 @@ char *sb_status_description(const struct sb_config *cfg)
 {
 	return strdup("Report the sandbox's state without running any code: the backend in use, whether Sage, "
 		      "Python and the shell are available and their versions, which isolation and limits are "
-		      "really enforced on this machine, and the active settings. Call it when a run tool reports "
+		      "really enforced on this machine, the active settings, your named workspaces with their "
+		      "sizes and caps, and whether the user's project folder is bound at /work/project. Call it when a run tool reports "
 		      "that the sandbox failed (rather than a traceback from your code), or when the user asks how "
 		      "the sandbox is set up.");
 }
@@ -48,6 +51,10 @@ void sb_status_handler(const struct sb_tool *t, const json_t *args, struct sb_to
 	struct sb_sessions *ss = srv->runner && ctx->owner ? sb_runner_sessions(srv->runner, &err) : NULL;
 	if (ss)
 		json_object_set_new(json_object_get(st, "mcp"), "usage", sb_session_usage(ss, ctx->owner));
+	/* The caller's named workspaces on disk, their sizes and the caps. */
+	char client[SB_WS_CLIENT_MAX];
+	if (ss && !sb_tools_ws_client(ctx, client, sizeof client, NULL))
+		json_object_set_new(st, "workspaces", sb_workspace_list(ss, client));
 	char *text = sb_status_text(st, SB_REPORT_BRIEF);
 	sb_tool_result_text(out, text ? text : "(the status could not be written as text; see structuredContent)");
 	free(text);

@@ -28,6 +28,38 @@ static void packages_row(struct sb_status_rows *r, const json_t *pk)
 			      why ? why : "");
 }
 
+/* The user's project folder, and the caller's named workspaces (the tool's
+ * status only: the CLI has no client). */
+static void storage_rows(struct sb_status_rows *r, const json_t *st)
+{
+	const json_t *p = json_object_get(st, "project");
+	if (json_is_true(json_object_get(p, "bound")))
+		sb_report_row(&r->on, "project", "%s is bound READ-WRITE at %s in %s: the code can %s",
+			      sb_report_txt(p, "dir"), sb_report_txt(p, "at"), sb_report_txt(p, "in"),
+			      sb_report_txt(p, "code_can"));
+	else if (sb_report_str(p, "dir"))
+		sb_report_row(&r->warn, "project", "%s: %s", sb_report_txt(p, "dir"), sb_report_txt(p, "note"));
+	else if (p)
+		sb_report_row(&r->details, "project", "%s", sb_report_txt(p, "note"));
+	const json_t *w = json_object_get(st, "workspaces");
+	if (!w)
+		return;
+	SB_AUTO_BUF names = {0};
+	size_t i;
+	const json_t *it;
+	json_array_foreach(json_object_get(w, "workspaces"), i, it)
+		sb_buf_printf(&names, "%s%s %.1f MiB%s", i ? ", " : ": ", sb_report_txt(it, "name"),
+			      (double)json_integer_value(json_object_get(it, "bytes")) / (1 << 20),
+			      json_is_object(json_object_get(it, "held_by")) ? " (open)" : "");
+	sb_report_row(&r->details, "workspaces", "%zu kept on disk, %.1f MiB of %.1f MiB (workspaces_total), at most "
+						 "%.1f MiB each (workspace_size)%s",
+		      json_array_size(json_object_get(w, "workspaces")),
+		      (double)json_integer_value(json_object_get(w, "used_bytes")) / (1 << 20),
+		      (double)json_integer_value(json_object_get(w, "workspaces_total_bytes")) / (1 << 20),
+		      (double)json_integer_value(json_object_get(w, "workspace_size_bytes")) / (1 << 20),
+		      names.len ? names.data : "");
+}
+
 /* The rows every backend shares: what sagebox itself enforces, and how it runs. */
 static void runner_rows(struct sb_status_rows *r, const json_t *st, const json_t *s)
 {
@@ -81,6 +113,7 @@ static void runner_rows(struct sb_status_rows *r, const json_t *st, const json_t
 		      json_number_value(json_object_get(s, "cpus")), (long long)json_integer_value(json_object_get(s, "pids")),
 		      cfg ? cfg : "none", audit && *audit ? audit : "off");
 	packages_row(r, json_object_get(st, "packages"));
+	storage_rows(r, st);
 	const json_t *mcp = json_object_get(st, "mcp");
 	if (mcp) {
 		const char *client = sb_report_str(mcp, "client");

@@ -12,6 +12,7 @@
 #include "tools/sessions.h"
 #include "tools/status.h"
 #include "util/buf.h"
+#include "workspaces/store.h"
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -43,6 +44,10 @@ static const struct sb_tool_arg open_args[] = {
 	{.name = "lang", .type = SB_ARG_STRING, .choices = sb_tools_langs,
 	 .description = "The session's language, fixed for its life: sage (the default; takes run_sagemath and "
 			"run_python), python (run_python) or shell (run_shell)."},
+	{.name = "workspace", .type = SB_ARG_STRING, .max = SB_WS_NAME_MAX, .describe = sb_session_workspace_description},
+	{.name = "restore", .type = SB_ARG_BOOLEAN,
+	 .description = "With workspace: load the variables session_save (or the last close) saved there "
+			"(default false). The result lists what was restored and what could not be."},
 	{0}};
 static const struct sb_tool_arg session_args[] = {SESSION_ARG(true), {0}};
 static const struct sb_tool_arg write_args[] = {
@@ -154,6 +159,8 @@ const struct sb_tool sb_tools[] = {
 	},
 	SESSION_TOOL("session_open", "Open a session", session_open, open_args, NULL, CHANGES, .opens = true),
 	SESSION_TOOL("session_list", "List sessions", session_list, no_args, NULL, OBSERVES),
+	SESSION_TOOL("session_save", "Save a session's variables", session_save, session_args, NULL, CHANGES),
+	SESSION_TOOL("workspace_list", "List workspaces", workspace_list, no_args, NULL, OBSERVES),
 	SESSION_TOOL("session_reset", "Reset a session", session_reset, session_args, NULL, ENDS),
 	SESSION_TOOL("session_close", "Close a session", session_close, session_args, NULL, ENDS),
 	SESSION_TOOL("file_write", "Write a workspace file", file_write, write_args, sb_file_write_check, OVERWRITES),

@@ -202,19 +202,30 @@ static void holder_write(int fd, const struct sb_ws_holder *h)
 	json_decref(j);
 }
 
+/* The holder's lock on a workspace: an open file description lock on its
+ * lock file (per open file, so two opens in one process conflict as two
+ * processes do; gone when the holder's process is, however it died), which
+ * another open can look at without taking it (F_OFD_GETLK). */
+static int lock_hold(int fd)
+{
+	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+	return fcntl(fd, F_OFD_SETLK, &fl);
+}
+
+static bool lock_held(int fd)
+{
+	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+	return fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
+}
+
 /* Who holds the workspace whose directory is dir_fd: 1 and *h filled (as
- * far as its lock says), 0 nobody. Takes a shared lock for a moment:
- * callers hold the client's lock, so no hold is being taken meanwhile. */
+ * far as its lock says), 0 nobody. */
 static int held_by(int dir_fd, struct sb_ws_holder *h)
 {
 	memset(h, 0, sizeof *h);
 	SB_AUTO_FD fd = sb_fs_open_beneath(dir_fd, "lock", O_RDONLY, 0);
-	if (fd < 0)
+	if (fd < 0 || !lock_held(fd))
 		return 0;
-	if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
-		flock(fd, LOCK_UN);
-		return 0;
-	}
 	char buf[512];
 	ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
 	json_t *j = n > 0 ? json_loadb(buf, (size_t)n, 0, NULL) : NULL;
@@ -247,7 +258,7 @@ int sb_ws_hold(struct sb_ws *ws, const struct sb_ws_holder *h, struct sb_error *
 	int fd = sb_fs_open_beneath(ws->dir_fd, "lock", O_RDWR | O_CREAT, 0600);
 	if (fd < 0)
 		return sb_fail_errno(err, "cannot open the lock of workspace %s", ws->name);
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+	if (lock_hold(fd) < 0) {
 		close(fd);
 		struct sb_ws_holder other;
 		held_by(ws->dir_fd, &other);

@@ -14,7 +14,7 @@
  *       +lock                       flock'd while a client's caps are worked out
  *       NAME/                       every directory 0700
  *         files/                    the workspace as /work had it at the last sync
- *         lock                      flock'd by the process whose session holds it;
+ *         lock                      locked (OFD lock) by the process whose session holds it;
  *                                   says which session, which process, its cap
  *         meta.json                 bytes, files, last used, the last language
  *         state.json                what the last session_save saved and did not
@@ -69,7 +69,7 @@ struct sb_ws {
 	char name[SB_WS_NAME_MAX + 1];
 	int dir_fd;                      /* CLIENT/NAME, O_PATH */
 	int files_fd;                    /* CLIENT/NAME/files, O_PATH */
-	int lock_fd;                     /* CLIENT/NAME/lock, flock'd while held; -1 */
+	int lock_fd;                     /* CLIENT/NAME/lock, locked while held; -1 */
 	uint64_t cap;                    /* bytes its files may take while held */
 	uint64_t bytes;                  /* bytes its files take (allocated) */
 	uint64_t entries;                /* files and directories in it */

@@ -79,6 +79,13 @@ static int send_data(struct restore *r, int fd, const struct sb_ws_item *it)
 	return 0;
 }
 
+static int stopped(struct restore *r)
+{
+	sb_fail(r->err, "the session stopped taking workspace %s's files", r->ws->name);
+	r->failed = true;
+	return -1;
+}
+
 static int restore_fn(void *ctx, const char *rel, const struct stat *st)
 {
 	struct restore *r = ctx;
@@ -96,10 +103,14 @@ static int restore_fn(void *ctx, const char *rel, const struct stat *st)
 		note_skip(r->skipped, r->more, rel, kind_of(st->st_mode));
 		return 0;
 	}
-	if (r->emit(r->ctx, &it, 0, NULL, 0))
-		goto stopped;
-	if (it.dir)
+	/* sagebox never makes a hard link in the store: one there was put by
+	 * hand, and may be another name of a file outside the workspace */
+	if (S_ISREG(st->st_mode) && st->st_nlink > 1) {
+		note_skip(r->skipped, r->more, rel, "a file with other names (a hard link): not restored");
 		return 0;
+	}
+	if (it.dir)
+		return r->emit(r->ctx, &it, 0, NULL, 0) ? stopped(r) : 0;
 	struct stat again;
 	SB_AUTO_FD fd = sb_fs_open_regular(r->ws->files_fd, rel, &again);
 	if (fd < 0) {
@@ -107,19 +118,22 @@ static int restore_fn(void *ctx, const char *rel, const struct stat *st)
 		r->failed = true;
 		return -1;
 	}
+	if (again.st_nlink > 1) { /* (linked meanwhile) */
+		note_skip(r->skipped, r->more, rel, "a file with other names (a hard link): not restored");
+		return 0;
+	}
 	it.size = (uint64_t)again.st_size;
+	it.exec = (again.st_mode & 0100) != 0;
+	if (r->emit(r->ctx, &it, 0, NULL, 0))
+		return stopped(r);
 	if (send_data(r, fd, &it) < 0) {
 		if (errno == EPIPE)
-			goto stopped;
+			return stopped(r);
 		sb_fail_errno(r->err, "cannot read %s of workspace %s", rel, r->ws->name);
 		r->failed = true;
 		return -1;
 	}
 	return 0;
-stopped:
-	sb_fail(r->err, "the session stopped taking workspace %s's files", r->ws->name);
-	r->failed = true;
-	return -1;
 }
 
 int sb_ws_restore_walk(struct sb_ws *ws, const char *skip, sb_ws_emit_fn emit, void *ctx, json_t *skipped,

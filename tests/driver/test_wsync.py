@@ -9,10 +9,11 @@ import stat
 from driver import files, wsync
 
 
-def collect(m, full=False):
+def collect(m, full=False, kept=True):
     frames = []
     m.sync(lambda h, p=b"": frames.append((h, p)), 7, full)
     assert frames[-1][0]["type"] == "reply" and frames[-1][0]["ok"]
+    m.synced(kept)
     return [(h["op"], h.get("path"), h, p) for h, p in frames[:-1]]
 
 
@@ -58,6 +59,16 @@ def test_a_sync_sends_only_changes_and_skips_are_said_once(tmp_path):
     assert m.dirty()
     ops = collect(m)
     assert [(o, p) for o, p, _, _ in ops if o != "data"] == [("del", "gone"), ("file", "edit"), ("file", "new")]
+    assert not m.dirty()
+
+
+def test_a_sync_the_host_did_not_keep_is_sent_again(tmp_path):
+    m = mirror(tmp_path)
+    collect(m)
+    (tmp_path / "a").write_text("1")
+    assert [(o, p) for o, p, _, _ in collect(m, kept=False) if o != "data"] == [("file", "a")]
+    (tmp_path / "b").write_text("2")
+    assert [(o, p) for o, p, _, _ in collect(m) if o != "data"] == [("file", "a"), ("file", "b")]
     assert not m.dirty()
 
 

@@ -17,7 +17,8 @@ export const TOOL_NAMES = [
   'file_export', 'file_list', 'file_read', 'file_write',
   'job_cancel', 'job_output', 'job_start', 'job_status',
   'run_python', 'run_sagemath', 'run_shell', 'sandbox_self_test', 'sandbox_status',
-  'session_close', 'session_list', 'session_open', 'session_reset',
+  'session_close', 'session_list', 'session_open', 'session_reset', 'session_save',
+  'workspace_list',
 ];
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));

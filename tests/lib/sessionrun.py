@@ -8,20 +8,33 @@ session_id, and closes the session, so that nothing of one test reaches
 the next and everything the code started dies with its session. The
 result looks like `sagebox run`'s: exit status (124 timed out, 125 sandbox
 error, 128+N killed by signal N), stdout, stderr, or with --json the
-result object."""
+result object.
+
+With SAGEBOX_TEST_VIA=workspace each of those sessions is opened on a named
+workspace of its own (kept on disk in a temporary data directory, restored
+at its open, saved and synced at its close): the break-out tests must pass
+with a workspace open too."""
 import atexit
+import itertools
 import json
 import os
+import shutil
+import tempfile
 
 from mcpclient import MCP, TOOLS
 
 _servers = {}
+WORKSPACE = os.environ.get("SAGEBOX_TEST_VIA") == "workspace"
+_data = tempfile.mkdtemp(prefix="sagebox-battery-data-") if WORKSPACE else None
+_names = itertools.count()
 
 
 def _server(binary, flags, env):
     key = (binary, tuple(flags), tuple(sorted((env or {}).items())))
     if key not in _servers:
         e = {k: v for k, v in os.environ.items() if not k.startswith("SAGEBOX_") or k == "SAGEBOX_BIN"}
+        if _data:
+            e["XDG_DATA_HOME"] = _data
         e.update(env or {})
         _servers[key] = MCP(binary, flags, env=e)
     return _servers[key]
@@ -31,6 +44,8 @@ def _server(binary, flags, env):
 def _close_all():
     for m in _servers.values():
         m.close()
+    if _data:
+        shutil.rmtree(_data, ignore_errors=True)
 
 
 def exit_status(res):
@@ -66,7 +81,10 @@ def run(binary, code, lang, args, timeout, env, backend):
             raise ValueError("sessionrun: unsupported argument %r" % a)
     m = _server(binary, flags, env)
     sess_lang = "sage" if lang == "sage" else lang
-    opened = m.call("session_open", {"lang": sess_lang}, timeout)
+    how = {"lang": sess_lang}
+    if WORKSPACE:
+        how["workspace"] = "battery-%d" % next(_names)
+    opened = m.call("session_open", how, timeout)
     if opened.get("isError"):
         return 125, "", opened["content"][0]["text"] + "\n"
     sid = opened["structuredContent"]["session_id"]

@@ -18,6 +18,8 @@
 #include "sandbox/sandbox.h"
 #include "session_run.h"
 
+static const struct sb_session_open_opts python_session = {.lang = SB_LANG_PYTHON};
+
 int main(void)
 {
 	struct sb_config cfg;
@@ -38,7 +40,7 @@ int main(void)
 	CHECK(ss != NULL);
 
 	struct sb_session_opened a;
-	CHECK(sb_session_open(ss, "alice", SB_LANG_PYTHON, &a, &err) == 0);
+	CHECK(sb_session_open(ss, "alice", &python_session, &a, &err) == 0);
 	char out[256];
 	CHECK(run_as(ss, "alice", a.id, "secret = 42", out, sizeof out, &err) == 0);
 

@@ -36,6 +36,8 @@ static void used_at(struct sb_sessions *ss, const char *id, int64_t delta_ms)
 	reg_put(&ss->reg, s);
 }
 
+static const struct sb_session_open_opts python_session = {.lang = SB_LANG_PYTHON};
+
 int main(void)
 {
 	struct sb_config cfg;
@@ -55,8 +57,8 @@ int main(void)
 		return check_summary();
 
 	struct sb_session_opened used, unused;
-	CHECK(sb_session_open(ss, "alice", SB_LANG_PYTHON, &used, &err) == 0);
-	CHECK(sb_session_open(ss, "alice", SB_LANG_PYTHON, &unused, &err) == 0);
+	CHECK(sb_session_open(ss, "alice", &python_session, &used, &err) == 0);
+	CHECK(sb_session_open(ss, "alice", &python_session, &unused, &err) == 0);
 	char out[256];
 	CHECK(run_as(ss, "alice", used.id, "kept = 7", out, sizeof out, &err) == 0);
 

@@ -11,9 +11,10 @@ from hostproc import host_pids_with  # noqa: F401
 
 BIN = os.environ.get("SAGEBOX_BIN", "/work/main/build/sagebox")
 # SAGEBOX_TEST_VIA=session: every run is made in a fresh session (meson test
-# sandbox-session); the few expectations that differ there (the workspace
-# /work, the interpreter's pipes to its controller) ask this.
-VIA_SESSION = os.environ.get("SAGEBOX_TEST_VIA") == "session"
+# sandbox-session; =workspace, sandbox-workspace: on a named workspace kept
+# on disk); the few expectations that differ there (the workspace /work,
+# the interpreter's pipes to its controller) ask this.
+VIA_SESSION = os.environ.get("SAGEBOX_TEST_VIA") in ("session", "workspace")
 
 
 class Run:

@@ -13,7 +13,7 @@
 
 static void test_table(void)
 {
-	CHECK(sb_tools_count == 18);
+	CHECK(sb_tools_count == 20);
 	for (size_t i = 0; i < sb_tools_count; i++) {
 		const struct sb_tool *t = &sb_tools[i];
 		CHECK(t->name && t->title && t->description && t->args && t->output_schema && t->handler);
@@ -29,7 +29,8 @@ static void test_table(void)
 	CHECK(st && !st->needs_slot && !sb_tool_code_arg(st) && st->hints.read_only);
 	char *names = sb_tool_names();
 	CHECK(names && !strcmp(names, "run_sagemath, run_python, run_shell, sandbox_status, sandbox_self_test, "
-				      "session_open, session_list, session_reset, session_close, file_write, file_read, "
+				      "session_open, session_list, session_save, workspace_list, session_reset, session_close, "
+				      "file_write, file_read, "
 				      "file_list, file_export, job_start, job_status, job_output, job_cancel"));
 	free(names);
 	/* The session, file and job tools never wait for a job slot. */
@@ -63,6 +64,9 @@ static void test_table(void)
 	json_t *sid = json_object_get(json_object_get(schema, "properties"), "session_id");
 	CHECK(!strcmp(json_string_value(json_object_get(sid, "x-mcp-header")), SB_SESSION_ID_HEADER));
 	json_decref(schema);
+	/* Workspaces: the model lists and saves; deleting is the user's (no tool). */
+	CHECK(sb_tool_find("workspace_list")->hints.read_only && !sb_tool_find("session_save")->hints.destructive);
+	CHECK(!sb_tool_find("workspace_rm") && !sb_tool_find("workspace_delete") && !sb_tool_find("workspace_export"));
 }
 
 /* Choices, booleans, and a row's own rule (file_write: one of two). */

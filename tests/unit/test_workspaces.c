@@ -237,12 +237,19 @@ int main(void)
 	CHECK(mkfifo(p, 0600) == 0);
 	snprintf(p, sizeof p, "%s/sagebox/workspaces/local/thesis/files/dirlink", root);
 	CHECK(symlink("/etc", p) == 0);
+	/* a hard link to a file outside the workspace */
+	char outside[300];
+	snprintf(outside, sizeof outside, "%s/outside-secret", root);
+	FILE *of = fopen(outside, "w");
+	CHECK(of && fputs("secret", of) >= 0 && fclose(of) == 0);
+	snprintf(p, sizeof p, "%s/sagebox/workspaces/local/thesis/files/hardlink", root);
+	CHECK(link(outside, p) == 0);
 	struct seen seen = {"", 0};
 	json_t *skipped = json_array();
 	unsigned more = 0;
 	CHECK(sb_ws_restore_walk(&ws, NULL, emit, &seen, skipped, &more, &err) == 0);
 	CHECK(!strcmp(seen.log, "only;") && seen.bytes == 1);
-	CHECK(json_array_size(skipped) == 3);
+	CHECK(json_array_size(skipped) == 4);
 	json_decref(skipped);
 	struct stat sbuf;
 	CHECK(sb_fs_open_regular(ws.files_fd, "fifo", &sbuf) < 0 && errno == ENXIO && S_ISFIFO(sbuf.st_mode));
@@ -258,7 +265,7 @@ int main(void)
 	skipped = json_array();
 	uint64_t bytes, entries;
 	CHECK(sb_ws_copy_tree(ws.files_fd, dst, &modes, 1 << 20, 100, skipped, &more, &bytes, &entries, &err) == 0);
-	CHECK(entries == 1 && json_array_size(skipped) == 3);
+	CHECK(entries == 2 && json_array_size(skipped) == 3); /* (a copy takes a hard-linked file's data) */
 	json_decref(skipped);
 	close(dst);
 	snprintf(p, sizeof p, "%s/export/only", root);

@@ -17,6 +17,7 @@
 #include "runner/jobs/jobs.h"
 #include "runner/jobs/joblog.h"
 #include "runner/sessions/sess_feed.h"
+#include "runner/sessions/sess_ws.h"
 #include "runner/sessions/sessreg.h"
 #include "util/clock.h"
 #include "util/fd.h"
@@ -236,6 +237,14 @@ static void *job_thread(void *arg)
 	free(c);
 	run_job(ss, j);
 	struct sess *s = j->reg.s;
+	if (s && !s->anonymous && s->ws) {
+		/* what the job wrote in a named workspace is kept now, not only
+		 * at the session's next call */
+		json_t *rep = NULL;
+		struct sb_error err = {0};
+		sess_ws_sync(s, true, &rep, &err);
+		json_decref(rep);
+	}
 	if (s && s->anonymous)
 		reg_close(&ss->reg, s, "its job ended");
 	if (s)

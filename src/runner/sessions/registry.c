@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "metrics/metrics.h"
+#include "runner/sessions/sess_ws.h"
 #include "util/clock.h"
 
 /* ---- ids */
@@ -161,8 +162,13 @@ void reg_put(struct sb_registry *r, struct sess *s)
 	pthread_mutex_lock(&r->lock);
 	bool last = --s->refs == 0;
 	pthread_mutex_unlock(&r->lock);
-	if (last)
+	if (last) {
+		/* A named workspace is let go only once its sandbox is gone:
+		 * nothing of this session can write it after another takes it. */
+		struct sess_ws *w = s->ws;
 		sess_destroy(s);
+		sess_ws_free(w);
+	}
 }
 
 /* Under the lock: take s out of the list (the list's reference passes to
@@ -184,6 +190,11 @@ void reg_close(struct sb_registry *r, struct sess *s, const char *why)
 	if (listed && !s->anonymous)
 		reg_tomb_add(&r->tombs, s->id, s->owner, why);
 	pthread_mutex_unlock(&r->lock);
+	/* A named workspace's session keeps what it can first: its variables
+	 * (when the interpreter is free) and its files. */
+	if (listed && s->ws)
+		sess_ws_finish(s, r->cfg->limits.timeout_s < WS_SAVE_AT_CLOSE_S ? r->cfg->limits.timeout_s
+										 : WS_SAVE_AT_CLOSE_S);
 	sess_kill(s, true, "%s", why);
 	if (listed)
 		reg_put(r, s);
@@ -276,6 +287,20 @@ static int claim_spare(void *ctx, struct sess *s, struct sb_error *err)
 	}
 	pthread_mutex_unlock(&r->lock);
 	return rc;
+}
+
+struct sess *reg_new_session_sized(struct sb_registry *r, const struct sb_backend *be, const char *owner,
+				   enum sb_lang lang, uint64_t bytes, struct sb_error *err)
+{
+	struct sess *s = sess_spawn(r->cfg, be, lang, 0, bytes, err);
+	struct claim c = {r, owner, false};
+	if (s && claim_spare(&c, s, err)) {
+		sess_destroy(s);
+		return NULL;
+	}
+	if (s)
+		sess_send(s, json_pack("{s:s, s:i}", "type", "claim", "id", 0), NULL, 0);
+	return s;
 }
 
 struct sess *reg_new_session(struct sb_registry *r, struct sb_spares *sp, const char *owner, enum sb_lang lang,

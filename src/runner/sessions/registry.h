@@ -21,6 +21,10 @@
 #include "runner/sessions/spares.h"
 #include "util/error.h"
 
+/* The longest a workspace session's automatic save may take when it is
+ * closed, expires or sagebox stops (its timeout when shorter). */
+#define WS_SAVE_AT_CLOSE_S 20
+
 /* Ended sessions remembered, so that their ids get a precise error. */
 #define SB_TOMBS 256
 
@@ -109,10 +113,15 @@ int reg_get(struct sb_registry *r, const char *owner, const char *id, struct ses
  * job's sandbox of its own, counted as the job). */
 struct sess *reg_new_session(struct sb_registry *r, struct sb_spares *sp, const char *owner, enum sb_lang lang,
 			     bool anonymous, bool *from_spare, struct sb_error *err);
+/* The same for a workspace whose cap is smaller than workspace_size: a
+ * sandbox of its own (no spare) with a /work of bytes, listed as owner's. */
+struct sess *reg_new_session_sized(struct sb_registry *r, const struct sb_backend *be, const char *owner,
+				   enum sb_lang lang, uint64_t bytes, struct sb_error *err);
 /* Drop a reference; the last one destroys it. */
 void reg_put(struct sb_registry *r, struct sess *s);
-/* End s on purpose: out of the list, remembered with why, killed, and the
- * list's reference dropped. */
+/* End s on purpose: out of the list, remembered with why, its named
+ * workspace (if any) saved and synced, killed, and the list's reference
+ * dropped. */
 void reg_close(struct sb_registry *r, struct sess *s, const char *why);
 
 #endif

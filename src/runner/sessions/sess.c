@@ -97,6 +97,14 @@ void sess_deliver(struct sess *s, const struct sb_wp_frame *f)
 		in->queued += f->payload_len;
 		wake(in);
 	}
+	/* A held inbox's reader is busy with the frames (a sync writing
+	 * them to disk): wait for it, not ending the session, until it has
+	 * taken enough, left, or the session ended. */
+	while (in && in->held && in->queued > SESS_INBOX_HOLD && !s->dead) {
+		sb_cond_wait_ms(&s->changed, &s->lock, 1000);
+		for (in = s->routes; in && in->id != json_integer_value(idv);)
+			in = in->next;
+	}
 	bool flood = in && in->queued > INBOX_MAX;
 	pthread_mutex_unlock(&s->lock);
 	if (flood)
@@ -164,7 +172,7 @@ static char *interp_limits(const struct sb_limits *l, enum sb_lang lang)
 }
 
 struct sess *sess_spawn(const struct sb_config *cfg, const struct sb_backend *be, enum sb_lang lang,
-			unsigned lifetime_s, struct sb_error *err)
+			unsigned lifetime_s, uint64_t workspace_bytes, struct sb_error *err)
 {
 	struct sess *s = calloc(1, sizeof *s);
 	char *limits = interp_limits(&cfg->limits, lang);
@@ -185,7 +193,9 @@ struct sess *sess_spawn(const struct sb_config *cfg, const struct sb_backend *be
 	sb_command_session(cfg, lang, own_pidns, sb_backend_has(be, SB_CAP_ISOLATED) ? SB_SANDBOX_WORKSPACE : "-",
 			   limits, argv);
 	struct sb_sandbox_req req = {.argv = argv, .limits = &s->w->sb_limits, .lifetime_s = lifetime_s,
-				     .workspace_bytes = cfg->workspace_bytes,
+				     .workspace_bytes = workspace_bytes ? workspace_bytes : cfg->workspace_bytes,
+				     .project_dir = sess_project_bound(cfg, be) ? cfg->project_dir : NULL,
+				     .project_exec = cfg->project_exec,
 				     /* the most jobs one client (its owner) may run at once */
 				     .job_slots = cfg->max_jobs};
 	int rc = sb_worker_spawn_req(s->w, be, &req, err);
@@ -261,6 +271,8 @@ struct sess_frame *sess_pop(struct sess *s, struct sess_inbox *in)
 		if (!in->head)
 			in->tail = NULL;
 		in->queued -= f->n;
+		if (in->held)
+			pthread_cond_broadcast(&s->changed); /* (the pump may wait for room) */
 	}
 	if (!in->head && !s->dead) {
 		uint64_t v;
@@ -278,6 +290,7 @@ void sess_unroute(struct sess *s, struct sess_inbox *in)
 			*pp = in->next;
 			break;
 		}
+	pthread_cond_broadcast(&s->changed); /* (a pump waiting for this inbox goes on) */
 	pthread_mutex_unlock(&s->lock);
 	while (in->head) {
 		struct sess_frame *f = in->head;

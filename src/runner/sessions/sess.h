@@ -32,6 +32,7 @@
 #include "core/result.h"
 #include "runner/hooks.h"
 #include "runner/warm/worker.h"
+#include "sandbox/sandbox.h"
 #include "util/buf.h"
 #include "util/error.h"
 
@@ -50,8 +51,13 @@ struct sess_inbox {
 	int efd;                       /* readable: frames queued, or the session ended */
 	struct sess_frame *head, *tail;
 	size_t queued;                 /* bytes waiting */
+	/* A reader that keeps up by itself (a workspace's sync writes each
+	 * frame to disk as it takes it): past SESS_INBOX_HOLD bytes queued the
+	 * pump waits for it rather than ending the session as a flood. */
+	bool held;
 	struct sess_inbox *next;
 };
+#define SESS_INBOX_HOLD (8u << 20)
 
 struct sess {
 	/* Set while a spare (by its maker) or as the registry lists it (under
@@ -77,15 +83,27 @@ struct sess {
 					  (sess_interacts.c); NULL: none yet */
 	pthread_mutex_t tx;            /* one writer on the channel */
 	_Atomic uint64_t used_ms;      /* the last call's start (no lock) */
+	/* A named workspace's session: its store and syncs (sess_ws.h); set
+	 * by session_open before the session's id is given out. NULL: none. */
+	struct sess_ws *ws;
 	/* Under the registry's lock (registry.h) once listed: */
 	unsigned refs;
 	struct sess *next;             /* the registry's list */
 };
 
+/* Whether sessions get the user's project folder: project_dir is set, the
+ * clients are the local user's, and the backend can bind it. */
+static inline bool sess_project_bound(const struct sb_config *cfg, const struct sb_backend *be)
+{
+	return cfg->project_dir[0] && !cfg->http_clients && sb_backend_has(be, SB_CAP_PROJECT);
+}
+
 /* Start a session sandbox for lang and wait until its controller is ready
- * (the interpreter imported). lifetime_s: the backend's backstop (0: none). */
+ * (the interpreter imported). lifetime_s: the backend's backstop (0: none).
+ * workspace_bytes: its /work's size (0: workspace_size). The user's
+ * project folder is bound when project_dir is set and the backend can. */
 struct sess *sess_spawn(const struct sb_config *cfg, const struct sb_backend *be, enum sb_lang lang,
-			unsigned lifetime_s, struct sb_error *err);
+			unsigned lifetime_s, uint64_t workspace_bytes, struct sb_error *err);
 /* End it: every process dies (idempotent, any thread). closed: on purpose. */
 void sess_kill(struct sess *s, bool closed, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Kill, wait for the sandbox, join the pump, free. */

@@ -15,6 +15,7 @@
 #include "core/display_kinds.h"
 #include "core/paths.h"
 #include "runner/capture.h"
+#include "runner/sessions/sess_ws.h"
 #include "util/clock.h"
 #include "util/fd.h"
 
@@ -102,6 +103,11 @@ static void on_event(struct sess_feeder *x, struct sb_sup *s, const struct sb_wp
 		if (ev->reason)
 			snprintf(x->reason, sizeof x->reason, "%s", ev->reason);
 		take_written(x, ev->hdr);
+		x->ws_changed = json_is_true(json_object_get(ev->hdr, "ws_dirty"));
+		if (json_is_object(json_object_get(ev->hdr, "state"))) {
+			json_decref(x->state);
+			x->state = json_incref(json_object_get(ev->hdr, "state"));
+		}
 		x->done = true;
 		sb_sup_finish(s);
 		return;
@@ -196,18 +202,24 @@ void sess_feeder_fini(struct sess_feeder *x)
 	sess_unroute(x->s, &x->in);
 	json_decref(x->written);
 	x->written = NULL;
+	json_decref(x->state);
+	x->state = NULL;
 }
 
 json_t *sess_sandbox_json(struct sess *s)
 {
 	json_t *o = s->w->sb.enforced ? json_deep_copy(s->w->sb.enforced) : json_object();
-	json_object_set_new(o, "session", json_pack("{s:s, s:s, s:s, s:s}", "id", s->id, "lang", sb_lang_name(s->lang),
-						     "workspace", SB_SANDBOX_WORKSPACE, "memory_limit", s->w->sb_limits.memory));
+	json_t *sess = json_pack("{s:s, s:s, s:s, s:s}", "id", s->id, "lang", sb_lang_name(s->lang), "workspace",
+				 SB_SANDBOX_WORKSPACE, "memory_limit", s->w->sb_limits.memory);
+	if (s->ws) /* a named workspace, kept on disk: its name and cap */
+		json_object_update_new(sess, json_pack("{s:s, s:I}", "workspace_name", s->ws->ws.name, "workspace_cap_bytes",
+						       (json_int_t)s->ws->ws.cap));
+	json_object_set_new(o, "session", sess);
 	return o;
 }
 
-void sess_run_call(struct sess *s, const struct sb_job *job, const struct sb_run_hooks *hooks, struct sb_result *res,
-		   struct sb_session_verdict *v)
+static void run(struct sess *s, const struct sb_job *job, const char *op, const struct sb_run_hooks *hooks,
+		struct sb_result *res, struct sb_session_verdict *v, json_t **state)
 {
 	struct sess_feeder x;
 	struct sb_capture_sink cap;
@@ -227,6 +239,8 @@ void sess_run_call(struct sess *s, const struct sb_job *job, const struct sb_run
 	json_object_set_new(h, "display", sb_display_caps_json());
 	if (job->interact) /* (the code is its values: driver/interact.py) */
 		json_object_set_new(h, "interact", json_string(job->interact));
+	if (op)
+		json_object_set_new(h, "op", json_string(op));
 	if (sess_send(s, h, job->code, job->code_len))
 		sb_sup_broken(&sup, "session %s ended before the call could start", s->id);
 	else
@@ -255,5 +269,23 @@ void sess_run_call(struct sess *s, const struct sb_job *job, const struct sb_run
 	res->written = x.written;
 	res->written_more = x.written_more;
 	x.written = NULL;
+	if (x.done)
+		sess_ws_note_done(s, x.ws_changed);
+	if (state) {
+		*state = x.state;
+		x.state = NULL;
+	}
 	sess_feeder_fini(&x);
+}
+
+void sess_run_call(struct sess *s, const struct sb_job *job, const struct sb_run_hooks *hooks, struct sb_result *res,
+		   struct sb_session_verdict *v)
+{
+	run(s, job, NULL, hooks, res, v, NULL);
+}
+
+void sess_run_op(struct sess *s, const char *op, const struct sb_job *job, struct sb_result *res,
+		 struct sb_session_verdict *v, json_t **state)
+{
+	run(s, job, op, NULL, res, v, state);
 }

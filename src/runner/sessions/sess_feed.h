@@ -19,6 +19,8 @@ struct sess_feeder {
 	char error[400];           /* why the controller refused a job */
 	json_t *written;           /* the done frame's files, checked (owned) */
 	unsigned written_more;
+	json_t *state;             /* a save's or restore's report (owned) */
+	bool ws_changed;           /* /work differs from the workspace's store */
 };
 
 /* Route an inbox for it (0), or -1 when out of resources. */
@@ -35,6 +37,11 @@ int sess_feeder_decode(struct sess_feeder *x, const struct sess_frame *fr, struc
  * holds the interpreter (sess_take). */
 void sess_run_call(struct sess *s, const struct sb_job *job, const struct sb_run_hooks *hooks, struct sb_result *res,
 		   struct sb_session_verdict *v);
+/* The same for one of the interpreter's own operations on the workspace
+ * (op "save" or "restore": driver/state.py), with job's limits and no
+ * code; *state gets its report (new; NULL when it did not finish). */
+void sess_run_op(struct sess *s, const char *op, const struct sb_job *job, struct sb_result *res,
+		 struct sb_session_verdict *v, json_t **state);
 
 /* The backend's verified report of the session's sandbox, with the session. */
 json_t *sess_sandbox_json(struct sess *s);

@@ -39,12 +39,14 @@ struct sb_sessions *sb_sessions_new(const struct sb_config *cfg, const struct sb
 	ss->cfg = cfg;
 	ss->be = be;
 	ss->tenant = tenant;
+	pthread_mutex_init(&ss->store_lock, NULL);
 	reg_init(&ss->reg, cfg);
 	ss->spares = sb_spares_new(cfg, be);
 	if (!ss->spares || sb_reaper_start(&ss->reaper, &ss->reg, cfg->session_idle_minutes,
 					       tenant ? tenant->prune_locked : NULL, ss)) {
 		sb_spares_free(ss->spares);
 		reg_fini(&ss->reg);
+		pthread_mutex_destroy(&ss->store_lock);
 		free(ss);
 		return NULL;
 	}
@@ -56,8 +58,10 @@ void sb_sessions_free(struct sb_sessions *ss)
 	if (!ss)
 		return;
 	stop_threads(ss);
-	/* Every sandbox first (their jobs see their sessions end), then the
-	 * jobs' threads, then the memory. */
+	/* A clean stop keeps what named workspaces hold (their variables and
+	 * files); then every sandbox (their jobs see their sessions end),
+	 * then the jobs' threads, then the memory. */
+	ws_finish_all(ss);
 	pthread_mutex_lock(&ss->reg.lock);
 	for (struct sess *s = ss->reg.sessions; s; s = s->next)
 		sess_kill(s, true, "sagebox stopped");
@@ -71,6 +75,9 @@ void sb_sessions_free(struct sb_sessions *ss)
 	}
 	sb_spares_free(ss->spares);
 	reg_fini(&ss->reg);
+	if (ss->store_open)
+		sb_ws_store_close(&ss->store);
+	pthread_mutex_destroy(&ss->store_lock);
 	free(ss);
 }
 
@@ -103,9 +110,10 @@ unsigned sb_sessions_in_use(struct sb_sessions *ss)
 }
 
 /* ---- the session tools */
-int sb_session_open(struct sb_sessions *ss, const char *owner, enum sb_lang lang, struct sb_session_opened *out,
-		    struct sb_error *err)
+int sb_session_open(struct sb_sessions *ss, const char *owner, const struct sb_session_open_opts *o,
+		    struct sb_session_opened *out, struct sb_error *err)
 {
+	out->workspace = NULL;
 	if (!ss->cfg->max_sessions) {
 		sb_fail(err, "sessions are turned off here (max_sessions = 0)");
 		return sb_hint(err, "use the run tools without session_id; the user can enable sessions with "
@@ -118,12 +126,16 @@ int sb_session_open(struct sb_sessions *ss, const char *owner, enum sb_lang lang
 	pthread_mutex_unlock(&ss->reg.lock);
 	if (full)
 		return -1;
-	struct sess *s = reg_new_session(&ss->reg, ss->spares, owner, lang, false, &out->from_spare, err);
+	struct sess *s;
+	if (o->workspace)
+		s = ws_session_open(ss, owner, o, &out->from_spare, &out->workspace, err);
+	else
+		s = reg_new_session(&ss->reg, ss->spares, owner, o->lang, false, &out->from_spare, err);
 	if (!s)
 		return -1;
 	snprintf(out->id, sizeof out->id, "%s", s->id);
 	sb_worker_net_serves(s->w, owner, "session", s->id);
-	out->lang = lang;
+	out->lang = o->lang;
 	out->idle_expiry_s = ss->cfg->session_idle_minutes * 60;
 	reg_put(&ss->reg, s);
 	return 0;
@@ -254,6 +266,8 @@ int sb_session_run(struct sb_sessions *ss, const char *owner, const char *id, co
 		sess_run_call(s, job, hooks, res, v);
 		sess_interacts_keep(s, res, v->restarted);
 		sess_give(s);
+		if (s->ws && !v->closed)
+			ws_after_call(s, v);
 		if (v->closed)
 			reg_close(&ss->reg, s, v->reason);
 	}

@@ -19,8 +19,10 @@
 #include <stdint.h>
 
 #include "runner/sessions/reaper.h"
+#include "runner/sessions/sessions.h"
 #include "runner/sessions/registry.h"
 #include "runner/sessions/spares.h"
+#include "workspaces/store.h"
 
 struct sb_sessions;
 
@@ -43,6 +45,21 @@ struct sb_sessions {
 	struct sb_registry reg;
 	struct sb_spares *spares;
 	struct sb_reaper reaper;
+	/* The named workspaces' store, opened (and made) at first use. */
+	pthread_mutex_t store_lock;
+	struct sb_ws_store store;
+	bool store_open;
 };
+
+/* sessions_ws.c, for sessions.c: the workspace side of the session tools.
+ * A session on owner's workspace o->workspace (held, its files restored,
+ * its variables too when o->restore), listed, with a reference; report:
+ * what the open did (sessions.h, sb_session_opened.workspace). */
+struct sess *ws_session_open(struct sb_sessions *ss, const char *owner, const struct sb_session_open_opts *o,
+			     bool *from_spare, json_t **report, struct sb_error *err);
+/* After a call in a workspace session: its changes synced, v says so. */
+void ws_after_call(struct sess *s, struct sb_session_verdict *v);
+/* sagebox stopping cleanly: every workspace session saved and synced. */
+void ws_finish_all(struct sb_sessions *ss);
 
 #endif

@@ -41,7 +41,7 @@ static void *maker_main(void *arg)
 		}
 		pthread_mutex_unlock(&sp->lock);
 		struct sb_error err = {0};
-		struct sess *s = sess_spawn(sp->cfg, sp->be, x->lang, 0, &err);
+		struct sess *s = sess_spawn(sp->cfg, sp->be, x->lang, 0, 0, &err);
 		pthread_mutex_lock(&sp->lock);
 		if (s && !sp->stopping) {
 			s->refs = 1;

@@ -31,7 +31,7 @@ session's code cannot patch it, read it, or interrupt it.
   stat {id}                          reply {id, ok, rss_bytes, private_bytes}
   claim {id}                         (a spare became a session: no more warm-ups)
   run {id, op: save | restore}       done ... state: variables saved or loaded (state.py)
-  put ..., sync {id, full}           a named workspace's files (wsync.py)
+  put, sync, synced                  a named workspace's files (wsync.py)
                                      ready {pid, lang, ...} once, first
 
 The host trusts none of it beyond this one session (every session is a
@@ -341,7 +341,7 @@ class Controller:
             self.reply_after(rid, lambda: dict(zip(("path", "entries", "cut"), self.ws.list(hdr.get("path")))))
         elif t == "stat":
             self.reply_after(rid, self.stat)
-        elif t in ("put", "sync"):
+        elif t in ("put", "sync", "synced"):
             wsync.on_frame(self, t, rid, hdr)
         elif t == "claim":
             # A spare became a client's session: it stops warming up (its

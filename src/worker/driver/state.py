@@ -43,8 +43,8 @@ def new_names(glb, pristine):
     """The session's own variables, sorted."""
     out = []
     for k, v in glb.items():
-        if k in NEVER or k.startswith("__") or k.startswith("_sb"):
-            continue
+        if k in NEVER or k.startswith("__") or k.startswith("_sb") or k.startswith("_sage_const_"):
+            continue  # (the preparser makes its constants again in every cell that uses them)
         if isinstance(v, types.ModuleType):
             continue
         if pristine is not None and k in pristine and pristine[k] is v:

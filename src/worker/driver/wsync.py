@@ -17,6 +17,9 @@ directories beneath the store; this side decides what travels.
                                            data {id, op: data, offset} + bytes
                                            data {id, op: skip, path, why}
                                            reply {id, ok, files, bytes}
+  synced {id, ok}                          (the host kept that sync: it is
+                                           the base of the next; else the
+                                           next sends the same again)
 
 What is kept: regular files (their data; holes stay holes) and directories,
 and whether a file is executable. Not kept, and said once each: symbolic
@@ -129,6 +132,7 @@ class Mirror:
     def __init__(self, ws, root, quiet_top=()):
         self.ws, self.root, self.quiet_top = ws, root, tuple(quiet_top)
         self.base = None        # {rel: key} the host has; None: unknown (a full sync)
+        self.pending = None     # what the last sync sent, until the host says it kept it
         self.said = set()       # skipped paths already reported
         self.cur = None         # (fd, rel) of the file being restored
         self.restored = {"files": 0, "dirs": 0, "bytes": 0, "errors": []}
@@ -267,8 +271,15 @@ class Mirror:
                 sent[r] = key
                 files += 1
                 nbytes += n
-        self.base = sent
+        self.pending = sent
         send({"type": "reply", "id": rid, "ok": True, "files": files, "bytes": nbytes})
+
+    def synced(self, ok):
+        """The host kept the last sync (it is the base of the next), or
+        not (the next sends the same changes again)."""
+        if ok and self.pending is not None:
+            self.base = self.pending
+        self.pending = None
 
     def _send_file(self, send, out, rel, key):
         """A file's op and its data extents; its byte count, or None when it
@@ -321,5 +332,7 @@ def on_frame(ctl, t, rid, hdr):
         r = ctl.mirror.put(hdr, data)
         if r is not None:
             ctl.send(dict(r, type="reply", id=rid, ok=True))
+    elif t == "synced":
+        ctl.mirror.synced(bool(hdr.get("ok")))
     else:
         ctl.mirror.sync(ctl.send, rid, bool(hdr.get("full")))
