@@ -95,7 +95,8 @@ int sb_ws_store_open(struct sb_ws_store *st, bool create, struct sb_error *err)
 	if (st->root_fd < 0) {
 		int e = errno;
 		sb_fail_errno(err, "cannot open the workspaces directory %s", st->root);
-		err->errnum = e;
+		if (err)
+			err->errnum = e;
 		return -1;
 	}
 	struct stat s;
@@ -145,7 +146,8 @@ int sb_ws_open(struct sb_ws_store *st, const char *client, const char *name, boo
 		sb_ws_close(ws);
 		if (e == ENOENT && !create) {
 			sb_fail(err, "no workspace named %s", name);
-			err->errnum = ENOENT;
+			if (err)
+				err->errnum = ENOENT;
 			return sb_hint(err, "`sagebox workspaces list` shows the workspaces there are");
 		}
 		errno = e;

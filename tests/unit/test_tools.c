@@ -252,7 +252,7 @@ static void test_list(void)
 	json_t *t0 = json_array_get(json_object_get(old, "tools"), 0);
 	json_t *t1 = json_array_get(json_object_get(mid, "tools"), 0);
 	json_t *t2 = json_array_get(json_object_get(now, "tools"), 0);
-	CHECK(json_array_size(json_object_get(now, "tools")) == 18);
+	CHECK(json_array_size(json_object_get(now, "tools")) == 20);
 	CHECK(!json_object_get(t0, "annotations") && !json_object_get(t0, "title") && !json_object_get(t0, "outputSchema"));
 	CHECK(json_object_get(t1, "annotations") && !json_object_get(t1, "title") && !json_object_get(t1, "outputSchema"));
 	CHECK(json_object_get(t2, "annotations") && json_object_get(t2, "title") && json_object_get(t2, "outputSchema"));
