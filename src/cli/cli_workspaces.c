@@ -48,13 +48,13 @@ static void usage(FILE *out)
 		"never followed.\n"
 		"\n"
 		"  --token NAME  the workspaces of the HTTP client with this token name\n"
-		"                (sagebox mcp --http), not the local user's\n"
+		"                (run as the HTTP service's user), not the local user's\n"
 		"  --all         list: every client's\n"
 		"  --json        as JSON\n");
 }
 
 struct opts {
-	bool json, all;
+	bool json, all, help;
 	const char *token;
 	const char *args[3];
 	int nargs;
@@ -68,6 +68,8 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->json = true;
 		else if (!strcmp(argv[i], "--all"))
 			o->all = true;
+		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			o->help = true;
 		else if (!strcmp(argv[i], "--token") && i + 1 < argc)
 			o->token = argv[++i];
 		else if (!strncmp(argv[i], "--token=", 8))
@@ -343,16 +345,16 @@ int sb_cli_workspaces(int argc, char **argv)
 	struct sb_config cfg;
 	char **rest = calloc((size_t)argc + 1, sizeof *rest);
 	int nrest = 0;
-	if (!rest || sb_cli_load_settings(argc - 1, argv + 1, &cfg, rest, &nrest) < 0) {
+	if (!rest || sb_cli_load_settings(argc, argv, &cfg, rest, &nrest) < 0) {
 		free(rest);
 		return SB_EXIT_USAGE;
 	}
 	struct opts o;
-	int bad = parse(nrest, rest, &o);
+	int bad = parse(nrest - 1, rest + 1, &o); /* (rest[0]: the command's name) */
 	free(rest);
-	if (bad || !o.nargs) {
-		usage(bad ? stderr : stdout);
-		return bad ? SB_EXIT_USAGE : 0;
+	if (bad || !o.nargs || o.help) {
+		usage(bad || (!o.nargs && !o.help) ? stderr : stdout);
+		return bad || (!o.nargs && !o.help) ? SB_EXIT_USAGE : 0;
 	}
 	if (!strcmp(o.args[0], "--help") || !strcmp(o.args[0], "help")) {
 		usage(stdout);

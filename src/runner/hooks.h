@@ -56,7 +56,8 @@ struct sb_session_verdict {
 	 * call's files on disk ("" nothing changed; saved tells which). */
 	char workspace[72];
 	char kept[600];
-	bool kept_failed;      /* the call's changes were NOT saved (kept says why) */
+	bool kept_failed;      /* changes were NOT saved (kept says why) */
+	bool ws_changed;       /* the call changed /work */
 };
 
 #endif

@@ -161,8 +161,8 @@ static void session_note(struct sb_buf *b, const char *sid, const struct sb_sess
 				 "state (variables from before the call are still there). For long computations use "
 				 "job_start with this session_id.]");
 	if (v->workspace[0] && v->kept_failed)
-		sb_buf_printf(b, "\n[workspace %s: this call's changes to /work were NOT saved on disk: %s]", v->workspace,
-			      v->kept);
+		sb_buf_printf(b, "\n[workspace %s: the last changes to /work were NOT saved on disk: %s. They are "
+				 "sent again with the next call's]", v->workspace, v->kept);
 	else if (v->workspace[0])
 		sb_buf_printf(b, "\n[/work is workspace %s, kept on disk%s%s]", v->workspace, v->kept[0] ? ": " : "",
 			      v->kept);

@@ -166,6 +166,7 @@ void reg_put(struct sb_registry *r, struct sess *s)
 		/* A named workspace is let go only once its sandbox is gone:
 		 * nothing of this session can write it after another takes it. */
 		struct sess_ws *w = s->ws;
+		sess_ws_stop(s);
 		sess_destroy(s);
 		sess_ws_free(w);
 	}

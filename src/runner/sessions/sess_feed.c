@@ -269,8 +269,10 @@ static void run(struct sess *s, const struct sb_job *job, const char *op, const 
 	res->written = x.written;
 	res->written_more = x.written_more;
 	x.written = NULL;
-	if (x.done)
+	if (x.done) {
+		v->ws_changed = x.ws_changed;
 		sess_ws_note_done(s, x.ws_changed);
+	}
 	if (state) {
 		*state = x.state;
 		x.state = NULL;

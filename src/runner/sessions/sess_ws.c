@@ -16,6 +16,34 @@
  * is stuck: the session is ended. */
 #define QUIET_MS 60000
 
+static void *syncer_main(void *arg)
+{
+	struct sess *s = arg;
+	struct sess_ws *w = s->ws;
+	pthread_mutex_lock(&w->q);
+	for (;;) {
+		while (!w->want && !w->stop)
+			pthread_cond_wait(&w->cv, &w->q);
+		if (!w->want)
+			break;
+		w->want = false;
+		w->running = true;
+		pthread_mutex_unlock(&w->q);
+		json_t *rep = NULL;
+		struct sb_error err = {0};
+		int rc = sess_ws_sync(s, false, &rep, &err);
+		json_decref(rep);
+		pthread_mutex_lock(&w->q);
+		w->running = false;
+		if (rc)
+			snprintf(w->problem, sizeof w->problem, "%.300s%s%.290s", err.msg, err.hint[0] ? "; " : "",
+				 err.hint);
+		pthread_cond_broadcast(&w->cv);
+	}
+	pthread_mutex_unlock(&w->q);
+	return NULL;
+}
+
 int sess_ws_attach(struct sess *s, struct sb_ws *ws, bool project, struct sb_error *err)
 {
 	struct sess_ws *w = calloc(1, sizeof *w);
@@ -26,9 +54,28 @@ int sess_ws_attach(struct sess *s, struct sb_ws *ws, bool project, struct sb_err
 	w->ws = *ws;
 	ws->dir_fd = ws->files_fd = ws->lock_fd = -1;
 	pthread_mutex_init(&w->lock, NULL);
+	pthread_mutex_init(&w->q, NULL);
+	pthread_cond_init(&w->cv, NULL);
 	w->project = project;
 	s->ws = w;
+	if (pthread_create(&w->syncer, NULL, syncer_main, s) != 0)
+		return sb_fail(err, "cannot start a thread");
+	w->syncer_started = true;
 	return 0;
+}
+
+void sess_ws_stop(struct sess *s)
+{
+	struct sess_ws *w = s->ws;
+	if (!w || !w->syncer_started)
+		return;
+	pthread_mutex_lock(&w->q);
+	w->stop = true;
+	w->want = false; /* (the session is gone: nothing more can be synced) */
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->q);
+	pthread_join(w->syncer, NULL);
+	w->syncer_started = false;
 }
 
 void sess_ws_free(struct sess_ws *w)
@@ -36,17 +83,48 @@ void sess_ws_free(struct sess_ws *w)
 	if (!w)
 		return;
 	sb_ws_close(&w->ws);
+	pthread_cond_destroy(&w->cv);
+	pthread_mutex_destroy(&w->q);
 	pthread_mutex_destroy(&w->lock);
 	free(w);
 }
 
+void sess_ws_flush(struct sess *s)
+{
+	struct sess_ws *w = s->ws;
+	if (!w)
+		return;
+	pthread_mutex_lock(&w->q);
+	while ((w->want || w->running) && !w->stop)
+		pthread_cond_wait(&w->cv, &w->q);
+	pthread_mutex_unlock(&w->q);
+}
+
+void sess_ws_take_problem(struct sess *s, char *out, size_t n)
+{
+	struct sess_ws *w = s->ws;
+	out[0] = '\0';
+	if (!w)
+		return;
+	pthread_mutex_lock(&w->q);
+	snprintf(out, n, "%s", w->problem);
+	w->problem[0] = '\0';
+	pthread_mutex_unlock(&w->q);
+}
+
 void sess_ws_note_done(struct sess *s, bool changed)
 {
-	if (s->ws) {
-		if (changed)
-			atomic_store(&s->ws->dirty, true);
-		s->ws->saved = false;
-	}
+	struct sess_ws *w = s->ws;
+	if (!w)
+		return;
+	w->saved = false;
+	if (!changed)
+		return;
+	atomic_store(&w->dirty, true);
+	pthread_mutex_lock(&w->q);
+	w->want = true;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->q);
 }
 
 /* ---- restore: the store's files as put frames (raw bytes after each) */
@@ -233,6 +311,7 @@ void sess_ws_finish(struct sess *s, unsigned save_s)
 {
 	if (!s->ws || !s->ws->restored || sess_dead(s, NULL, 0))
 		return;
+	sess_ws_flush(s);
 	/* The variables, when nothing else has the interpreter and they
 	 * changed since the last save; a call running now keeps it. */
 	if (s->lang != SB_LANG_SHELL && !s->ws->saved) {

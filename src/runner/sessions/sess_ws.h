@@ -33,14 +33,28 @@ struct sess_ws {
 	_Atomic bool dirty;          /* a call's done frame said /work changed */
 	bool saved;                  /* the variables were saved since the last call */
 	bool project;                /* the user's project folder is bound at /work/project */
+	/* The syncer: a thread of the session's own that syncs after a call
+	 * said /work changed. Under q: */
+	pthread_mutex_t q;
+	pthread_cond_t cv;           /* a sync asked for or done; stop */
+	pthread_t syncer;
+	bool syncer_started, want, running, stop;
+	char problem[600];           /* why the syncer's last sync kept nothing ("": it kept it) */
 };
 
 /* s works on ws (held; its handle is taken over, *ws is left closed). -1
  * with err: out of memory (ws is then closed). */
 int sess_ws_attach(struct sess *s, struct sb_ws *ws, bool project, struct sb_error *err);
+/* Stop the syncer (before the session is destroyed: it uses the session). */
+void sess_ws_stop(struct sess *s);
 /* Let the workspace go (its meta written, its lock released) and free it:
  * after the session's sandbox is gone. NULL: nothing. */
 void sess_ws_free(struct sess_ws *w);
+/* Wait until the syncer has nothing asked of it. */
+void sess_ws_flush(struct sess *s);
+/* Why the syncer's last sync kept nothing, into out ("" when it kept it,
+ * or was not asked); the note is taken (said once). */
+void sess_ws_take_problem(struct sess *s, char *out, size_t n);
 
 /* The store's files into the session's /work. report (new): {files, dirs,
  * bytes, errors: [{path, why}], skipped: [...], skipped_more}. -1 with err
@@ -55,7 +69,7 @@ int sess_ws_restore_files(struct sess *s, json_t **report, struct sb_error *err)
  * sync as its base only once the host says it kept it: `synced`). */
 int sess_ws_sync(struct sess *s, bool always, json_t **report, struct sb_error *err);
 
-/* A call's done frame said whether /work changed. */
+/* A call's done frame said whether /work changed: if so the syncer syncs. */
 void sess_ws_note_done(struct sess *s, bool changed);
 
 /* save or restore the session's variables (a call of the interpreter's

@@ -13,7 +13,6 @@
 #include "runner/sessions/sess_ws.h"
 #include "runner/sessions/sessreg.h"
 #include "sandbox/sandbox.h"
-#include "util/buf.h"
 
 /* The store, opened (made) at first use. NULL with err. */
 static struct sb_ws_store *store(struct sb_sessions *ss, struct sb_error *err)
@@ -57,12 +56,12 @@ static int hold(struct sb_sessions *ss, struct sb_ws_store *st, const struct sb_
 			     "NAME` removes one, or raise workspaces_total");
 		bool created = ws->created;
 		sb_ws_close(ws);
-		if (created)
-			sb_ws_remove(st, o->ws_client, o->workspace, NULL);
-		rc = -1;
+		rc = created ? -2 : -1;
 	}
 	sb_ws_client_unlock(cl);
-	return rc;
+	if (rc == -2) /* (made by this open and refused: not kept; after the client's lock, which rm takes) */
+		sb_ws_remove(st, o->ws_client, o->workspace, NULL);
+	return rc ? -1 : 0;
 }
 
 struct sess *ws_session_open(struct sb_sessions *ss, const char *owner, const struct sb_session_open_opts *o,
@@ -119,41 +118,19 @@ failed:
 	return NULL;
 }
 
-/* "changes saved (2 files, 1.20 MiB, 1 removed); not kept: a (a symbolic
- * link: ...)" */
-static void summary(char *out, size_t n, json_t *rep)
-{
-	SB_AUTO_BUF b = {0};
-	json_int_t files = json_integer_value(json_object_get(rep, "files"));
-	json_int_t dels = json_integer_value(json_object_get(rep, "deleted"));
-	sb_buf_printf(&b, "changes saved (%lld file%s, %.2f MiB", (long long)files, files == 1 ? "" : "s",
-		      mib((uint64_t)json_integer_value(json_object_get(rep, "bytes"))));
-	if (dels)
-		sb_buf_printf(&b, ", %lld removed", (long long)dels);
-	sb_buf_printf(&b, ")");
-	size_t i;
-	json_t *v;
-	json_array_foreach(json_object_get(rep, "skipped"), i, v)
-		sb_buf_printf(&b, "%s%s (%s)", i ? "; " : "; not kept: ", json_string_value(json_object_get(v, "path")),
-			      json_string_value(json_object_get(v, "why")));
-	json_int_t more = json_integer_value(json_object_get(rep, "skipped_more"));
-	if (more)
-		sb_buf_printf(&b, "; and %lld more not kept", (long long)more);
-	snprintf(out, n, "%s", b.data ? b.data : "");
-}
-
 void ws_after_call(struct sess *s, struct sb_session_verdict *v)
 {
 	snprintf(v->workspace, sizeof v->workspace, "%s", s->ws->ws.name);
-	json_t *rep = NULL;
-	struct sb_error err = {0};
-	if (sess_ws_sync(s, false, &rep, &err)) {
+	/* The syncer saves this call's changes now; a problem of the sync
+	 * before it (the last call's) is said here, once. */
+	char problem[600];
+	sess_ws_take_problem(s, problem, sizeof problem);
+	if (problem[0]) {
 		v->kept_failed = true;
-		snprintf(v->kept, sizeof v->kept, "%.300s%s%.290s", err.msg, err.hint[0] ? "; " : "", err.hint);
-	} else if (rep) {
-		summary(v->kept, sizeof v->kept, rep);
+		snprintf(v->kept, sizeof v->kept, "%s", problem);
+	} else if (v->ws_changed) {
+		snprintf(v->kept, sizeof v->kept, "this call's changes are being saved");
 	}
-	json_decref(rep);
 }
 
 int sb_session_save(struct sb_sessions *ss, const char *owner, const char *id, json_t **report,
@@ -173,6 +150,7 @@ int sb_session_save(struct sb_sessions *ss, const char *owner, const char *id, j
 		sb_fail(err, "session %s is a shell session: it has no variables to save (its files in /work are "
 			     "kept after every call)", id);
 	} else if (!sess_take(s, -1, err)) {
+		sess_ws_flush(s);
 		rc = sess_ws_state(s, "save", ss->cfg->limits.timeout_s, &state, err);
 		sess_give(s);
 	}
@@ -182,6 +160,9 @@ int sb_session_save(struct sb_sessions *ss, const char *owner, const char *id, j
 			sb_ws_state_write(&s->ws->ws, json_incref(state));
 		}
 		struct sb_error serr = {0};
+		sess_ws_flush(s);
+		char problem[600];
+		sess_ws_take_problem(s, problem, sizeof problem);
 		if (sess_ws_sync(s, true, &files, &serr))
 			files = json_pack("{s:s, s:s}", "error", serr.msg, "hint", serr.hint);
 		*report = json_pack("{s:o, s:o?}", "state", state, "files", files);
