@@ -7,11 +7,13 @@
 #include "core/display_caps.h"
 #include "core/limits.h"
 #include "packages/packages.h"
+#include "tools/sessions.h"
 #include "tools/tool.h"
 
 char *sb_tools_instructions(const struct sb_config *cfg)
 {
 	char *s = NULL, net[1400], pk[SB_PACKAGES_TEXT_MAX], bullet[SB_PACKAGES_TEXT_MAX + 4] = "";
+	char *kept = sb_workspaces_model_text(cfg);
 	sb_netlist_model_text(&cfg->net, net, sizeof net);
 	sb_packages_model_text(pk);
 	if (pk[0])
@@ -31,6 +33,10 @@ char *sb_tools_instructions(const struct sb_config *cfg)
 		     "between calls (file_write, file_read, file_list). A session unused for %u minutes is closed "
 		     "with everything in it; close it yourself with session_close when done. An interrupted call "
 		     "keeps the session's state; the result says plainly when it was lost.\n"
+		     "- Work that spans days: session_open {lang, workspace: \"NAME\"} keeps /work on disk under "
+		     "NAME (saved after every call, back at the next open of NAME, also after sagebox restarts); "
+		     "session_save keeps the variables too, and session_open {workspace, restore: true} loads "
+		     "them. workspace_list shows the workspaces kept. %s\n"
 		     "- Computations longer than a call should take: job_start (with a session_id to use the "
 		     "session's variables), then job_status and job_output; they run up to %u s.\n"
 		     "- Sage syntax: R.<x> = QQ[] makes a polynomial ring over the rationals (ZZ, GF(p), "
@@ -48,17 +54,23 @@ char *sb_tools_instructions(const struct sb_config *cfg)
 		     "- Limits: %u s per call by default (timeout_seconds up to %d), %s of memory, %zu KiB of "
 		     "output per stream, %d characters of code. Prefer printing sizes or a few terms over huge "
 		     "objects.\n"
-		     "- %s. No access to the user's files%s; only /tmp "
-		     "(and a session's /work) is writable, and it is discarded after the call (the session).\n"
+		     "- %s. No access to the user's files%s%s; only /tmp "
+		     "(and a session's /work) is writable, and it is discarded after the call (the session; a "
+		     "named workspace's /work is kept).\n"
 		     "%s"
 		     "- A result with isError true either shows your code's error (read the traceback, fix the "
 		     "code, call again) or says the sandbox itself failed: then call sandbox_status (and "
 		     "sandbox_self_test if needed) and tell the user what it reports instead of retrying.",
-		     cfg->session_idle_minutes, cfg->job_timeout_s,
+		     cfg->session_idle_minutes, kept ? kept : "", cfg->job_timeout_s,
 		     sb_display_classes[SB_DCLASS_FIGURE].caps.max_count, (unsigned)sb_display_max_side, cfg->limits.timeout_s, SB_TIMEOUT_MAX_S,
 		     cfg->limits.memory, cfg->limits.output_bytes / 1024, SB_CODE_MAX_CHARS,
 		     net, cfg->n_shares ? " (except the directories the user shared, read-only under /data)" : "",
+		     cfg->project_dir[0] && !cfg->http_clients
+			     ? " but the user's project folder, read-write at /work/project in sessions (what you "
+			       "write there is the user's: say what you changed)"
+			     : "",
 		     bullet) < 0)
-		return NULL;
+		s = NULL;
+	free(kept);
 	return s;
 }

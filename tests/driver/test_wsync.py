@@ -13,7 +13,7 @@ def collect(m, full=False, kept=True):
     frames = []
     m.sync(lambda h, p=b"": frames.append((h, p)), 7, full)
     assert frames[-1][0]["type"] == "reply" and frames[-1][0]["ok"]
-    m.synced(kept)
+    m.synced(7, kept)
     return [(h["op"], h.get("path"), h, p) for h, p in frames[:-1]]
 
 
@@ -70,6 +70,20 @@ def test_a_sync_the_host_did_not_keep_is_sent_again(tmp_path):
     (tmp_path / "b").write_text("2")
     assert [(o, p) for o, p, _, _ in collect(m) if o != "data"] == [("file", "a"), ("file", "b")]
     assert not m.dirty()
+
+
+def test_two_syncs_asked_before_the_first_answer(tmp_path):
+    m = mirror(tmp_path)
+    collect(m)
+    send = []
+    (tmp_path / "a").write_text("1")
+    m.sync(lambda h, p=b"": send.append(h), 1, False)
+    (tmp_path / "b").write_text("2")
+    m.sync(lambda h, p=b"": send.append(h), 2, False)  # against the old base: a again, and b
+    assert [h.get("path") for h in send if h.get("op") == "file"] == ["a", "a", "b"]
+    m.synced(1, True)
+    m.synced(2, False)  # the second was not kept: b goes again, a does not
+    assert [(o, p) for o, p, _, _ in collect(m) if o != "data"] == [("file", "b")]
 
 
 def test_a_rewrite_that_restores_the_mtime_is_still_seen(tmp_path):

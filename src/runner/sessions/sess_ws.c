@@ -16,34 +16,6 @@
  * is stuck: the session is ended. */
 #define QUIET_MS 60000
 
-static void *syncer_main(void *arg)
-{
-	struct sess *s = arg;
-	struct sess_ws *w = s->ws;
-	pthread_mutex_lock(&w->q);
-	for (;;) {
-		while (!w->want && !w->stop)
-			pthread_cond_wait(&w->cv, &w->q);
-		if (!w->want)
-			break;
-		w->want = false;
-		w->running = true;
-		pthread_mutex_unlock(&w->q);
-		json_t *rep = NULL;
-		struct sb_error err = {0};
-		int rc = sess_ws_sync(s, false, &rep, &err);
-		json_decref(rep);
-		pthread_mutex_lock(&w->q);
-		w->running = false;
-		if (rc)
-			snprintf(w->problem, sizeof w->problem, "%.300s%s%.290s", err.msg, err.hint[0] ? "; " : "",
-				 err.hint);
-		pthread_cond_broadcast(&w->cv);
-	}
-	pthread_mutex_unlock(&w->q);
-	return NULL;
-}
-
 int sess_ws_attach(struct sess *s, struct sb_ws *ws, bool project, struct sb_error *err)
 {
 	struct sess_ws *w = calloc(1, sizeof *w);
@@ -58,24 +30,7 @@ int sess_ws_attach(struct sess *s, struct sb_ws *ws, bool project, struct sb_err
 	pthread_cond_init(&w->cv, NULL);
 	w->project = project;
 	s->ws = w;
-	if (pthread_create(&w->syncer, NULL, syncer_main, s) != 0)
-		return sb_fail(err, "cannot start a thread");
-	w->syncer_started = true;
-	return 0;
-}
-
-void sess_ws_stop(struct sess *s)
-{
-	struct sess_ws *w = s->ws;
-	if (!w || !w->syncer_started)
-		return;
-	pthread_mutex_lock(&w->q);
-	w->stop = true;
-	w->want = false; /* (the session is gone: nothing more can be synced) */
-	pthread_cond_broadcast(&w->cv);
-	pthread_mutex_unlock(&w->q);
-	pthread_join(w->syncer, NULL);
-	w->syncer_started = false;
+	return sess_ws_syncer_start(s, err);
 }
 
 void sess_ws_free(struct sess_ws *w)
@@ -87,44 +42,6 @@ void sess_ws_free(struct sess_ws *w)
 	pthread_mutex_destroy(&w->q);
 	pthread_mutex_destroy(&w->lock);
 	free(w);
-}
-
-void sess_ws_flush(struct sess *s)
-{
-	struct sess_ws *w = s->ws;
-	if (!w)
-		return;
-	pthread_mutex_lock(&w->q);
-	while ((w->want || w->running) && !w->stop)
-		pthread_cond_wait(&w->cv, &w->q);
-	pthread_mutex_unlock(&w->q);
-}
-
-void sess_ws_take_problem(struct sess *s, char *out, size_t n)
-{
-	struct sess_ws *w = s->ws;
-	out[0] = '\0';
-	if (!w)
-		return;
-	pthread_mutex_lock(&w->q);
-	snprintf(out, n, "%s", w->problem);
-	w->problem[0] = '\0';
-	pthread_mutex_unlock(&w->q);
-}
-
-void sess_ws_note_done(struct sess *s, bool changed)
-{
-	struct sess_ws *w = s->ws;
-	if (!w)
-		return;
-	w->saved = false;
-	if (!changed)
-		return;
-	atomic_store(&w->dirty, true);
-	pthread_mutex_lock(&w->q);
-	w->want = true;
-	pthread_cond_broadcast(&w->cv);
-	pthread_mutex_unlock(&w->q);
 }
 
 /* ---- restore: the store's files as put frames (raw bytes after each) */
@@ -198,84 +115,6 @@ int sess_ws_restore_files(struct sess *s, json_t **report, struct sb_error *err)
 	json_decref(reply);
 	w->restored = true;
 	return 0;
-}
-
-/* ---- sync: the controller's data frames, each checked and staged as it
- * comes (a held inbox: the pump waits for the disk, never floods) */
-int sess_ws_sync(struct sess *s, bool always, json_t **report, struct sb_error *err)
-{
-	struct sess_ws *w = s->ws;
-	*report = NULL;
-	if (!w || !w->restored || (!always && !atomic_load(&w->dirty)))
-		return 0;
-	if (sess_dead(s, NULL, 0)) {
-		sess_ended_error(s, err);
-		return -1;
-	}
-	pthread_mutex_lock(&w->lock);
-	atomic_store(&w->dirty, false);
-	struct sess_inbox in;
-	struct sb_ws_sync *sync = NULL;
-	int rc = -1;
-	if (sess_route(s, &in)) {
-		sb_fail(err, "out of memory");
-		goto out;
-	}
-	in.held = true;
-	if (!(sync = sb_ws_sync_begin(&w->ws, false, err)))
-		goto unroute;
-	bool replied = false;
-	if (sess_send(s, json_pack("{s:s, s:I, s:b}", "type", "sync", "id", in.id, "full", 0), NULL, 0) == 0) {
-		uint64_t deadline = sb_now_ms() + QUIET_MS;
-		while (!replied) {
-			struct sess_frame *f = sess_pop(s, &in);
-			if (!f) {
-				if (sess_dead(s, NULL, 0) || sb_now_ms() >= deadline)
-					break;
-				sess_wait(&in, -1, (int)(deadline - sb_now_ms()));
-				continue;
-			}
-			deadline = sb_now_ms() + QUIET_MS;
-			if (f->type == SB_WP_REPLY)
-				replied = true;
-			else if (f->type == SB_WP_DATA && sb_ws_sync_op(sync, f->hdr, f->payload, f->n) < 0) {
-				struct sb_error why = {0};
-				sb_ws_sync_failed(sync, &why);
-				/* Over the cap: the rest is read and dropped. Anything
-				 * else is the controller breaking the protocol. */
-				if (why.errnum == EPROTO) {
-					sess_kill(s, false, "its controller broke the workspace protocol (%s)", why.msg);
-					sess_frame_free(f);
-					break;
-				}
-			}
-			sess_frame_free(f);
-		}
-	}
-	if (!replied) {
-		sb_ws_sync_abort(sync);
-		if (sess_dead(s, NULL, 0))
-			sess_ended_error(s, err);
-		else {
-			sess_kill(s, false, "it did not send its workspace's files within %d s", QUIET_MS / 1000);
-			sb_fail(err, "session %s stopped sending its workspace's files and was closed", s->id);
-		}
-	} else {
-		rc = sb_ws_sync_end(sync, report, err);
-		/* kept: the base of the next sync; not: the next sends it again */
-		sess_send(s, json_pack("{s:s, s:I, s:b}", "type", "synced", "id", in.id, "ok", rc == 0), NULL, 0);
-		if (rc)
-			atomic_store(&w->dirty, true);
-	}
-	if (rc && err->errnum == ENOSPC)
-		sb_hint(err, "the workspace keeps at most %llu bytes (workspace_size, and workspaces_total for all of "
-			     "a client's): delete files in /work, then the next call saves the rest",
-			(unsigned long long)w->ws.cap);
-unroute:
-	sess_unroute(s, &in);
-out:
-	pthread_mutex_unlock(&w->lock);
-	return rc;
 }
 
 /* ---- the variables */

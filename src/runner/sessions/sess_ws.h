@@ -30,17 +30,20 @@ struct sess_ws {
 	/* The store's files are all in /work: only then may /work go back to
 	 * the store (a sync of a half-restored /work would lose files). */
 	bool restored;
-	_Atomic bool dirty;          /* a call's done frame said /work changed */
 	bool saved;                  /* the variables were saved since the last call */
 	bool project;                /* the user's project folder is bound at /work/project */
-	/* The syncer: a thread of the session's own that syncs after a call
-	 * said /work changed. Under q: */
+	/* The syncer (sess_ws_sync.c): a thread of the session's own that
+	 * takes the sync requests in the order they went out. Under q: */
 	pthread_mutex_t q;
-	pthread_cond_t cv;           /* a sync asked for or done; stop */
+	pthread_cond_t cv;           /* a request queued or answered; stop */
 	pthread_t syncer;
-	bool syncer_started, want, running, stop;
-	char problem[600];           /* why the syncer's last sync kept nothing ("": it kept it) */
+	bool syncer_started, running, stop;
+	struct ws_req *queue;        /* asked, not yet taken */
+	char problem[600];           /* why a call's sync kept nothing ("": it kept it) */
 };
+
+/* sess_ws_sync.c: start the session's syncer (at attach). */
+int sess_ws_syncer_start(struct sess *s, struct sb_error *err);
 
 /* s works on ws (held; its handle is taken over, *ws is left closed). -1
  * with err: out of memory (ws is then closed). */
@@ -61,15 +64,16 @@ void sess_ws_take_problem(struct sess *s, char *out, size_t n);
  * when the session ended (or the store could not be read). */
 int sess_ws_restore_files(struct sess *s, json_t **report, struct sb_error *err);
 
-/* /work into the store when a call said it changed (or always): report
- * (new, NULL when there was nothing to do) {files, dirs, deleted, bytes,
- * skipped, skipped_more}. -1 with err when nothing of it was kept (the
+/* /work into the store now (asked behind the syncs asked before; the
+ * caller holds a reference to s and waits): report (new) {files, dirs,
+ * deleted, bytes, skipped, skipped_more}. -1 with err when nothing of it was kept (the
  * workspace's cap on disk, the disk, the session): the store is as before,
  * and the next sync sends the same changes again (the controller keeps a
  * sync as its base only once the host says it kept it: `synced`). */
 int sess_ws_sync(struct sess *s, bool always, json_t **report, struct sb_error *err);
 
-/* A call's done frame said whether /work changed: if so the syncer syncs. */
+/* A call's done frame said whether /work changed: if so a sync is asked
+ * (before the call's result goes back) and the syncer takes it. */
 void sess_ws_note_done(struct sess *s, bool changed);
 
 /* save or restore the session's variables (a call of the interpreter's

@@ -17,9 +17,9 @@ directories beneath the store; this side decides what travels.
                                            data {id, op: data, offset} + bytes
                                            data {id, op: skip, path, why}
                                            reply {id, ok, files, bytes}
-  synced {id, ok}                          (the host kept that sync: it is
-                                           the base of the next; else the
-                                           next sends the same again)
+  synced {id, ok}                          (the host kept sync id: it is the
+                                           base of the next; else the next
+                                           sends the same again)
 
 What is kept: regular files (their data; holes stay holes) and directories,
 and whether a file is executable. Not kept, and said once each: symbolic
@@ -132,7 +132,7 @@ class Mirror:
     def __init__(self, ws, root, quiet_top=()):
         self.ws, self.root, self.quiet_top = ws, root, tuple(quiet_top)
         self.base = None        # {rel: key} the host has; None: unknown (a full sync)
-        self.pending = None     # what the last sync sent, until the host says it kept it
+        self.pending = {}       # request id -> what that sync sent, until the host says it kept it
         self.said = set()       # skipped paths already reported
         self.cur = None         # (fd, rel) of the file being restored
         self.restored = {"files": 0, "dirs": 0, "bytes": 0, "errors": []}
@@ -271,15 +271,17 @@ class Mirror:
                 sent[r] = key
                 files += 1
                 nbytes += n
-        self.pending = sent
+        self.pending[rid] = sent
         send({"type": "reply", "id": rid, "ok": True, "files": files, "bytes": nbytes})
 
-    def synced(self, ok):
-        """The host kept the last sync (it is the base of the next), or
-        not (the next sends the same changes again)."""
-        if ok and self.pending is not None:
-            self.base = self.pending
-        self.pending = None
+    def synced(self, rid, ok):
+        """The host kept sync rid (what it sent is the base of the next),
+        or not (the next sends the same changes again). The host answers
+        in the order it asked: a later sync, asked before this answer came,
+        was made against an older base and sent at least as much."""
+        sent = self.pending.pop(rid, None)
+        if ok and sent is not None:
+            self.base = sent
 
     def _send_file(self, send, out, rel, key):
         """A file's op and its data extents; its byte count, or None when it
@@ -333,6 +335,6 @@ def on_frame(ctl, t, rid, hdr):
         if r is not None:
             ctl.send(dict(r, type="reply", id=rid, ok=True))
     elif t == "synced":
-        ctl.mirror.synced(bool(hdr.get("ok")))
+        ctl.mirror.synced(rid, bool(hdr.get("ok")))
     else:
         ctl.mirror.sync(ctl.send, rid, bool(hdr.get("full")))
