@@ -159,7 +159,7 @@ static int list_fn(void *ctx, const char *rel, const struct stat *st)
 	}
 	json_array_append_new(l->files, json_pack("{s:s, s:s, s:I}", "path", rel, "type",
 						   S_ISDIR(st->st_mode) ? "directory" : S_ISREG(st->st_mode) ? "file" : "other",
-						   (json_int_t)st->st_size));
+						   "size", (json_int_t)st->st_size));
 	return 0;
 }
 
