@@ -134,6 +134,17 @@ void sb_session_save_handler(const struct sb_tool *t, const json_t *args, struct
 		sb_buf_printf(&b, "\nsession_open {workspace, restore: true} loads them back.");
 	}
 	json_t *files = json_object_get(rep, "files");
+	size_t k;
+	json_t *sk;
+	json_array_foreach(json_object_get(files, "skipped"), k, sk)
+		sb_buf_printf(&b, "%s%s (%s)", k ? "; " : "\nNot kept from /work: ", json_string_value(json_object_get(sk, "path")),
+			      json_string_value(json_object_get(sk, "why")));
+	if (json_string_value(json_object_get(files, "not_kept_before")))
+		sb_buf_printf(&b, "\nNot kept from /work after the last call: %s",
+			      json_string_value(json_object_get(files, "not_kept_before")));
+	if (json_string_value(json_object_get(files, "error_before")))
+		sb_buf_printf(&b, "\nThe last call's changes were NOT saved: %s",
+			      json_string_value(json_object_get(files, "error_before")));
 	if (json_string_value(json_object_get(files, "error")))
 		sb_buf_printf(&b, "\nThe workspace's files were NOT saved: %s", json_string_value(json_object_get(files, "error")));
 	if (e) {

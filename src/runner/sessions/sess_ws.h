@@ -7,7 +7,7 @@
  * (save, then sync) before it is killed on purpose and lets it go once its
  * sandbox is gone; beside sess_feed.c, whose calls it uses.
  *
- * What a SIGKILL of sagebox loses (docs/ARCHITECTURE.md): the files the
+ * What a SIGKILL of sagebox loses (docs/WORKSPACES.md): the files the
  * running call (or a background job) wrote since the last sync that
  * committed, and the variables since the last save (session_save, or the
  * automatic one at close, expiry and a clean shutdown). A sync is whole or
@@ -39,7 +39,9 @@ struct sess_ws {
 	pthread_t syncer;
 	bool syncer_started, running, stop;
 	struct ws_req *queue;        /* asked, not yet taken */
+	uint64_t asked, answered;    /* syncs asked, and answered (in that order) */
 	char problem[600];           /* why a call's sync kept nothing ("": it kept it) */
+	char skipped[600];           /* what a call's sync found and did not keep */
 };
 
 /* sess_ws_sync.c: start the session's syncer (at attach). */
@@ -56,8 +58,9 @@ void sess_ws_free(struct sess_ws *w);
 /* Wait until the syncer has nothing asked of it. */
 void sess_ws_flush(struct sess *s);
 /* Why the syncer's last sync kept nothing, into out ("" when it kept it,
- * or was not asked); the note is taken (said once). */
-void sess_ws_take_problem(struct sess *s, char *out, size_t n);
+ * or was not asked), and what it found and did not keep (a link, a FIFO,
+ * ...) into skipped ("": nothing); the notes are taken (said once). */
+void sess_ws_take_problem(struct sess *s, char *out, size_t n, char *skipped, size_t sn);
 
 /* The store's files into the session's /work. report (new): {files, dirs,
  * bytes, errors: [{path, why}], skipped: [...], skipped_more}. -1 with err
@@ -73,7 +76,10 @@ int sess_ws_restore_files(struct sess *s, json_t **report, struct sb_error *err)
 int sess_ws_sync(struct sess *s, bool always, json_t **report, struct sb_error *err);
 
 /* A call's done frame said whether /work changed: if so a sync is asked
- * (before the call's result goes back) and the syncer takes it. */
+ * (before the call's result goes back) and the syncer takes it. First it
+ * waits for the syncs asked before (the controller answered them before
+ * it ran this call, so only their commit is left): what they kept or not
+ * is then said with this call's result, whatever the timing. */
 void sess_ws_note_done(struct sess *s, bool changed);
 
 /* save or restore the session's variables (a call of the interpreter's

@@ -28,6 +28,7 @@
 struct ws_req {
 	struct sess_inbox in;
 	struct ws_req *next;
+	uint64_t seq;                /* its place among the session's syncs */
 	bool waited;                 /* its asker waits and frees it; else the syncer does */
 	bool done;
 	int rc;
@@ -51,12 +52,33 @@ static struct ws_req *ask_locked(struct sess *s)
 		free(r);
 		return NULL;
 	}
+	r->seq = ++w->asked;
 	struct ws_req **tail = &w->queue;
 	while (*tail)
 		tail = &(*tail)->next;
 	*tail = r;
 	pthread_cond_broadcast(&w->cv);
 	return r;
+}
+
+/* "link (a symbolic link: ...); fifo (...); and 3 more" into out ("" when
+ * the sync skipped nothing). */
+static void skipped_note(char *out, size_t n, const json_t *report)
+{
+	size_t len = 0, i;
+	json_t *v;
+	out[0] = '\0';
+	json_array_foreach(json_object_get(report, "skipped"), i, v) {
+		int k = snprintf(out + len, n - len, "%s%s (%s)", i ? "; " : "",
+				 json_string_value(json_object_get(v, "path")),
+				 json_string_value(json_object_get(v, "why")));
+		if (k < 0 || (size_t)k >= n - len)
+			return;
+		len += (size_t)k;
+	}
+	json_int_t more = json_integer_value(json_object_get(report, "skipped_more"));
+	if (more && len)
+		snprintf(out + len, n - len, "; and %lld more", (long long)more);
 }
 
 /* One answer: its ops staged, committed, acknowledged. */
@@ -127,12 +149,15 @@ static void *syncer_main(void *arg)
 		consume(s, r);
 		pthread_mutex_lock(&w->q);
 		w->running = false;
+		w->answered = r->seq;
 		r->done = true;
 		if (!r->waited) {
 			/* a call's: its outcome is said with the next call's result */
 			if (r->rc)
 				snprintf(w->problem, sizeof w->problem, "%.300s%s%.290s", r->err.msg,
 					 r->err.hint[0] ? "; " : "", r->err.hint);
+			else
+				skipped_note(w->skipped, sizeof w->skipped, r->report);
 			json_decref(r->report);
 			free(r);
 		}
@@ -179,10 +204,11 @@ void sess_ws_note_done(struct sess *s, bool changed)
 	if (!w)
 		return;
 	w->saved = false;
-	if (!changed || !w->restored)
-		return;
 	pthread_mutex_lock(&w->q);
-	if (!w->stop)
+	uint64_t before = w->asked;
+	while (w->answered < before && !w->stop)
+		pthread_cond_wait(&w->cv, &w->q);
+	if (changed && w->restored && !w->stop)
 		ask_locked(s);
 	pthread_mutex_unlock(&w->q);
 }
@@ -229,14 +255,15 @@ void sess_ws_flush(struct sess *s)
 	pthread_mutex_unlock(&w->q);
 }
 
-void sess_ws_take_problem(struct sess *s, char *out, size_t n)
+void sess_ws_take_problem(struct sess *s, char *out, size_t n, char *skipped, size_t sn)
 {
 	struct sess_ws *w = s->ws;
-	out[0] = '\0';
+	out[0] = skipped[0] = '\0';
 	if (!w)
 		return;
 	pthread_mutex_lock(&w->q);
 	snprintf(out, n, "%s", w->problem);
-	w->problem[0] = '\0';
+	snprintf(skipped, sn, "%s", w->skipped);
+	w->problem[0] = w->skipped[0] = '\0';
 	pthread_mutex_unlock(&w->q);
 }

@@ -121,16 +121,21 @@ failed:
 void ws_after_call(struct sess *s, struct sb_session_verdict *v)
 {
 	snprintf(v->workspace, sizeof v->workspace, "%s", s->ws->ws.name);
-	/* The syncer saves this call's changes now; a problem of the sync
-	 * before it (the last call's) is said here, once. */
-	char problem[600];
-	sess_ws_take_problem(s, problem, sizeof problem);
+	/* The syncer saves this call's changes now; what the sync before it
+	 * (the last call's) did not keep is said here, once. */
+	char problem[600], skipped[600];
+	sess_ws_take_problem(s, problem, sizeof problem, skipped, sizeof skipped);
 	if (problem[0]) {
 		v->kept_failed = true;
 		snprintf(v->kept, sizeof v->kept, "%s", problem);
-	} else if (v->ws_changed) {
-		snprintf(v->kept, sizeof v->kept, "this call's changes are being saved");
+		return;
 	}
+	int n = 0;
+	if (v->ws_changed)
+		n = snprintf(v->kept, sizeof v->kept, "this call's changes are being saved");
+	if (skipped[0] && n >= 0 && (size_t)n < sizeof v->kept)
+		snprintf(v->kept + n, sizeof v->kept - (size_t)n, "%snot kept from the last call's: %.*s", n ? "; " : "",
+			 (int)(sizeof v->kept - (size_t)n - 36), skipped);
 }
 
 int sb_session_save(struct sb_sessions *ss, const char *owner, const char *id, json_t **report,
@@ -161,10 +166,15 @@ int sb_session_save(struct sb_sessions *ss, const char *owner, const char *id, j
 		}
 		struct sb_error serr = {0};
 		sess_ws_flush(s);
-		char problem[600];
-		sess_ws_take_problem(s, problem, sizeof problem);
+		char problem[600], skipped[600];
+		sess_ws_take_problem(s, problem, sizeof problem, skipped, sizeof skipped);
 		if (sess_ws_sync(s, true, &files, &serr))
 			files = json_pack("{s:s, s:s}", "error", serr.msg, "hint", serr.hint);
+		/* (what the last call's sync did not keep: said here, as a call's result would) */
+		if (files && skipped[0])
+			json_object_set_new(files, "not_kept_before", json_string(skipped));
+		if (files && problem[0])
+			json_object_set_new(files, "error_before", json_string(problem));
 		*report = json_pack("{s:o, s:o?}", "state", state, "files", files);
 	} else {
 		json_decref(state);
