@@ -15,6 +15,8 @@ import tempfile
 from mcpclient import MCP
 
 USER = os.environ.get("SB_TEST_USER", "sagebox-test")
+# (by its path: the server's environment has a PATH without /usr/sbin)
+RUNUSER = shutil.which("runuser", path="/usr/sbin:/sbin:/usr/bin:/bin") or "runuser"
 STORE = ("sagebox", "workspaces")
 
 
@@ -63,7 +65,7 @@ class Host:
     def prefix(self):
         if not self.as_user:
             return ()
-        return ("runuser", "-u", USER, "--", "env", "-i", "-C", "/", *["%s=%s" % kv for kv in self.env().items()])
+        return (RUNUSER, "-u", USER, "--", "env", "-i", "-C", "/", *["%s=%s" % kv for kv in self.env().items()])
 
     def flags(self, *args):
         f = ["--backend", self.backend]

@@ -19,29 +19,4 @@ def host():
     h.close()
 
 
-def test_kill_then_restore(host):
-    wscases.kill_then_restore(host)
-
-
-def test_idle_expiry_saves(host):
-    wscases.idle_expiry_saves(host)
-
-
-def test_one_session_at_a_time(host):
-    wscases.one_session_at_a_time(host)
-
-
-def test_size_cap(host):
-    wscases.size_cap(host)
-
-
-def test_specials_not_kept(host):
-    wscases.specials_not_kept(host)
-
-
-def test_project_dir(host):
-    wscases.project_dir(host)
-
-
-def test_cli_export_import_rm(host):
-    wscases.cli_export_import_rm(host)
+globals().update(wscases.tests())
