@@ -4,7 +4,7 @@
  * into a new session's /work when it opens the same NAME again. This file
  * knows the layout, the names, who holds a workspace and how big it is; the
  * copying in is restore.h, the copying out after each call sync.h, both on
- * the never-follow primitives of fsafe.h. docs/ARCHITECTURE.md says why a
+ * the never-follow primitives of fsafe.h. docs/WORKSPACES.md says why a
  * tmpfs synced to disk and not a bind mount or an image.
  *
  *   ROOT/                           $XDG_DATA_HOME/sagebox/workspaces,
