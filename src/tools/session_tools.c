@@ -180,7 +180,7 @@ static void workspace_text(struct sb_buf *b, json_t *w)
 	json_array_foreach(json_object_get(files, "skipped"), i, v)
 		sb_buf_printf(b, "%s%s (%s)", i ? "; " : "\nNot restored from the store: ",
 			      json_string_value(json_object_get(v, "path")), json_string_value(json_object_get(v, "why")));
-	if (!state)
+	if (!json_is_object(state)) /* (no restore asked: null) */
 		return;
 	const char *e = json_string_value(json_object_get(state, "error"));
 	if (e) {

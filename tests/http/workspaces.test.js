@@ -63,10 +63,15 @@ test('a workspace is its token\'s: another cannot list, open or guess it', { tim
       code: "import os\nprint(sorted(os.listdir('/work')), 'x' in globals(), os.path.exists('/work/project'))" });
     assert.equal(seen.s.stdout.trim(), "[] False False");
     // no name leads into Alice's: the names are checked, paths refused
-    for (const name of ['../token-alice/thesis', '..', 'token-alice', '/thesis', 'thesis/../x']) {
+    for (const name of ['../token-alice/thesis', '..', '/thesis', 'thesis/../x']) {
       const out = await bob.call('session_open', { lang: 'python', workspace: name });
       assert.ok(out.r.isError && /invalid workspace name|must be|at most/.test(out.text), `${name}: ${out.text}`);
     }
+    // a valid name is looked up under Bob's own directory: `token-alice` is his, new
+    const guess = await bob.ok('session_open', { lang: 'python', workspace: 'token-alice' });
+    assert.match(guess.text, /new workspace token-alice/);
+    assert.doesNotMatch(guess.text, /Restored/);
+    await bob.ok('session_close', { session_id: guess.s.session_id });
     // Alice's session id is unknown to Bob
     const steal = await bob.call('session_save', { session_id: a });
     assert.ok(steal.r.isError && /unknown session/.test(steal.text), steal.text);

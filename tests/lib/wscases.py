@@ -3,6 +3,7 @@ backend as root and as the test user (tests/workspaces), Podman as the test
 user (tests/podman/test_workspaces.py). Each is a function of a Host."""
 import json
 import os
+import pickle
 import pwd
 import stat
 import time
@@ -372,8 +373,44 @@ def cli_export_import_rm(h):
     m.close()
 
 
+class _Hostile:
+    """A pickle that runs a command when it is loaded."""
+    def __init__(self, cmd):
+        self.cmd = cmd
+
+    def __reduce__(self):
+        return (os.system, (self.cmd,))
+
+
+def hostile_state(h):
+    """A hostile save file (a pickle that runs a command when loaded) runs
+    only in the sandbox that restores it: nothing on the host, and the open
+    reports the file instead of failing."""
+    m = h.mcp()
+    sid, _ = open_ws(m, "hostile", lang="python")
+    ok(m, "session_close", {"session_id": sid})
+    m.close()
+    on_host = os.path.join(h.base, "ran-on-host")
+    d = os.path.join(h.store, "hostile", "files", ".sagebox")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "session.pickle"), "wb") as f:
+        f.write(pickle.dumps(_Hostile("touch /work/ran-inside; touch %s; id -u > /work/uid" % on_host)))
+    if h.as_user:
+        for p in (d, os.path.join(d, "session.pickle")):
+            os.lchown(p, h.uid, h.gid)
+    m = h.mcp()
+    sid, r = open_ws(m, "hostile", lang="python", restore=True)
+    assert "not one sagebox wrote" in text(r), text(r)
+    assert not os.path.exists(on_host)
+    o = out(m, sid, "import os\nprint(os.path.exists('/work/ran-inside'), os.path.exists(%r))" % on_host, "python")
+    assert o.strip() == "True False", o
+    ok(m, "session_close", {"session_id": sid})
+    assert not os.path.exists(on_host)
+    m.close()
+
+
 CASES = ("kill_then_restore", "idle_expiry_saves", "one_session_at_a_time", "size_cap", "specials_not_kept",
-         "project_dir", "cli_export_import_rm")
+         "project_dir", "cli_export_import_rm", "hostile_state")
 
 
 def tests():
