@@ -220,6 +220,47 @@ static void print_skipped(json_t *skipped, unsigned more)
 		printf("  skipped %u more\n", more);
 }
 
+/* ws (held) into dir, a new or empty directory. */
+static int export_into(struct sb_ws *ws, const char *name, const char *dir)
+{
+	struct sb_error err = {0};
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+		fprintf(stderr, "sagebox: cannot make %s: %s\n", dir, strerror(errno));
+		return SB_EXIT_USAGE;
+	}
+	SB_AUTO_FD dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat dst;
+	if (dfd < 0 || fstat(dfd, &dst) < 0) {
+		fprintf(stderr, "sagebox: cannot open %s as a directory: %s\n", dir, strerror(errno));
+		return SB_EXIT_USAGE;
+	}
+	DIR *d = fdopendir(fcntl(dfd, F_DUPFD_CLOEXEC, 0));
+	int entries = 0;
+	for (struct dirent *e; d && (e = readdir(d));)
+		entries += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	if (d)
+		closedir(d);
+	if (entries) {
+		fprintf(stderr, "sagebox: %s is not empty: export writes into a new or empty directory\n", dir);
+		return SB_EXIT_USAGE;
+	}
+	json_t *skipped = json_array();
+	unsigned more = 0;
+	uint64_t bytes = 0, n = 0;
+	struct sb_ws_copy_modes modes = {0644, 0755, 0755};
+	int rc = SB_EXIT_USAGE;
+	if (sb_ws_copy_tree(ws->files_fd, dfd, &modes, UINT64_MAX, UINT64_MAX, skipped, &more, &bytes, &n, &err)) {
+		sb_cli_print_error(&err);
+	} else {
+		printf("exported workspace %s to %s: %llu files and directories, %.1f MiB\n", name, dir,
+		       (unsigned long long)n, (double)bytes / (1 << 20));
+		print_skipped(skipped, more);
+		rc = 0;
+	}
+	json_decref(skipped);
+	return rc;
+}
+
 static int cmd_export(struct sb_ws_store *st, const char *client, const char *name, const char *dir)
 {
 	struct sb_error err = {0};
@@ -231,64 +272,17 @@ static int cmd_export(struct sb_ws_store *st, const char *client, const char *na
 		sb_cli_print_error(&err);
 		return SB_EXIT_USAGE;
 	}
-	int rc = SB_EXIT_USAGE;
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
-		fprintf(stderr, "sagebox: cannot make %s: %s\n", dir, strerror(errno));
-		goto out;
-	}
-	SB_AUTO_FD dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	struct stat dst;
-	if (dfd < 0 || fstat(dfd, &dst) < 0) {
-		fprintf(stderr, "sagebox: cannot open %s as a directory: %s\n", dir, strerror(errno));
-		goto out;
-	}
-	DIR *d = fdopendir(fcntl(dfd, F_DUPFD_CLOEXEC, 0));
-	int entries = 0;
-	for (struct dirent *e; d && (e = readdir(d));)
-		entries += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
-	if (d)
-		closedir(d);
-	if (entries) {
-		fprintf(stderr, "sagebox: %s is not empty: export writes into a new or empty directory\n", dir);
-		goto out;
-	}
-	json_t *skipped = json_array();
-	unsigned more = 0;
-	uint64_t bytes = 0, n = 0;
-	struct sb_ws_copy_modes modes = {0644, 0755, 0755};
-	if (sb_ws_copy_tree(ws.files_fd, dfd, &modes, UINT64_MAX, UINT64_MAX, skipped, &more, &bytes, &n, &err)) {
-		sb_cli_print_error(&err);
-	} else {
-		printf("exported workspace %s to %s: %llu files and directories, %.1f MiB\n", name, dir,
-		       (unsigned long long)n, (double)bytes / (1 << 20));
-		print_skipped(skipped, more);
-		rc = 0;
-	}
-	json_decref(skipped);
-out:
+	int rc = export_into(&ws, name, dir);
 	sb_ws_close(&ws);
 	return rc;
 }
 
-static int cmd_import(struct sb_ws_store *st, const struct sb_config *cfg, const char *client, const char *dir,
-		      const char *name)
+/* src into a new workspace name of client, under the client's lock: made
+ * aside and renamed into place, so that a workspace appears whole or not. */
+static int import_locked(struct sb_ws_store *st, const struct sb_config *cfg, const char *client, int src,
+			 const char *dir, const char *name)
 {
 	struct sb_error err = {0};
-	if (!sb_ws_name_check(name, &err)) {
-		sb_cli_print_error(&err);
-		return SB_EXIT_USAGE;
-	}
-	SB_AUTO_FD src = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (src < 0) {
-		fprintf(stderr, "sagebox: cannot open %s as a directory: %s\n", dir, strerror(errno));
-		return SB_EXIT_USAGE;
-	}
-	int cl = sb_ws_client_lock(st, client, &err);
-	if (cl < 0) {
-		sb_cli_print_error(&err);
-		return SB_EXIT_FAILURE;
-	}
-	int rc = SB_EXIT_USAGE;
 	SB_AUTO_FD cfd = sb_fs_open_beneath(st->root_fd, client, O_PATH | O_DIRECTORY, 0);
 	char tmp[64];
 	snprintf(tmp, sizeof tmp, "+import.%ld", (long)getpid());
@@ -296,14 +290,13 @@ static int cmd_import(struct sb_ws_store *st, const struct sb_config *cfg, const
 	if (cfd >= 0 && fstatat(cfd, name, &s, AT_SYMLINK_NOFOLLOW) == 0) {
 		fprintf(stderr, "sagebox: a workspace named %s exists: remove it first (sagebox workspaces rm %s)\n",
 			name, name);
-		goto out;
+		return SB_EXIT_USAGE;
 	}
-	/* Made aside and renamed into place: a workspace appears whole or not. */
 	SB_AUTO_FD wsdir = -1;
 	if (cfd < 0 || mkdirat(cfd, tmp, 0700) < 0 || (wsdir = sb_fs_mkdirs_beneath(cfd, tmp, 0700)) < 0 ||
 	    mkdirat(wsdir, "files", 0700) < 0) {
 		fprintf(stderr, "sagebox: cannot make workspace %s: %s\n", name, strerror(errno));
-		goto out;
+		return SB_EXIT_USAGE;
 	}
 	SB_AUTO_FD into = sb_fs_open_beneath(wsdir, "files", O_PATH | O_DIRECTORY, 0);
 	uint64_t cap = sb_ws_cap_for(st, client, name, cfg->workspace_bytes, cfg->workspaces_total_bytes);
@@ -311,6 +304,7 @@ static int cmd_import(struct sb_ws_store *st, const struct sb_config *cfg, const
 	unsigned more = 0;
 	uint64_t bytes = 0, n = 0;
 	struct sb_ws_copy_modes modes = {0600, 0700, 0700};
+	int rc = SB_EXIT_USAGE;
 	if (into < 0 || sb_ws_copy_tree(src, into, &modes, cap, SB_WS_ENTRIES_MAX, skipped, &more, &bytes, &n, &err)) {
 		if (err.errnum == ENOSPC || !err.msg[0])
 			sb_fail(&err, "%s does not fit: a workspace may hold %.1f MiB here (workspace_size, and what "
@@ -335,7 +329,28 @@ static int cmd_import(struct sb_ws_store *st, const struct sb_config *cfg, const
 		rc = 0;
 	}
 	json_decref(skipped);
-out:
+	return rc;
+}
+
+static int cmd_import(struct sb_ws_store *st, const struct sb_config *cfg, const char *client, const char *dir,
+		      const char *name)
+{
+	struct sb_error err = {0};
+	if (!sb_ws_name_check(name, &err)) {
+		sb_cli_print_error(&err);
+		return SB_EXIT_USAGE;
+	}
+	SB_AUTO_FD src = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (src < 0) {
+		fprintf(stderr, "sagebox: cannot open %s as a directory: %s\n", dir, strerror(errno));
+		return SB_EXIT_USAGE;
+	}
+	int cl = sb_ws_client_lock(st, client, &err);
+	if (cl < 0) {
+		sb_cli_print_error(&err);
+		return SB_EXIT_FAILURE;
+	}
+	int rc = import_locked(st, cfg, client, src, dir, name);
 	sb_ws_client_unlock(cl);
 	return rc;
 }

@@ -160,6 +160,13 @@ struct copy {
 	bool failed;
 };
 
+/* (a return, not a goto past the descriptors that close themselves) */
+static int copy_failed(struct copy *c)
+{
+	c->failed = true;
+	return -1;
+}
+
 static int copy_fn(void *ctx, const char *rel, const struct stat *st)
 {
 	struct copy *c = ctx;
@@ -174,18 +181,18 @@ static int copy_fn(void *ctx, const char *rel, const struct stat *st)
 	if (++c->entries > c->max_entries) {
 		errno = ENOSPC;
 		sb_fail(c->err, "more than %llu files and directories", (unsigned long long)c->max_entries);
-		goto failed;
+		return copy_failed(c);
 	}
 	const char *leaf;
 	SB_AUTO_FD parent = sb_fs_parent_beneath(c->dst, rel, &leaf);
 	if (parent < 0) {
 		sb_fail_errno(c->err, "cannot reach %s", rel);
-		goto failed;
+		return copy_failed(c);
 	}
 	if (S_ISDIR(st->st_mode)) {
 		if (mkdirat(parent, leaf, c->modes->dir) < 0) {
 			sb_fail_errno(c->err, "cannot make %s", rel);
-			goto failed;
+			return copy_failed(c);
 		}
 		return 0;
 	}
@@ -196,7 +203,7 @@ static int copy_fn(void *ctx, const char *rel, const struct stat *st)
 	uint64_t alloc = 0;
 	if (in < 0 || out < 0 || sb_fs_copy_sparse(in, out, (uint64_t)again.st_size, &alloc) < 0) {
 		sb_fail_errno(c->err, "cannot copy %s", rel);
-		goto failed;
+		return copy_failed(c);
 	}
 	/* (created with O_EXCL under the umask: the mode exactly, no more) */
 	fchmod(out, (again.st_mode & 0100) ? c->modes->exec : c->modes->file);
@@ -204,12 +211,9 @@ static int copy_fn(void *ctx, const char *rel, const struct stat *st)
 	if (c->bytes > c->max_bytes) {
 		errno = ENOSPC;
 		sb_fail(c->err, "the files take more than %llu bytes", (unsigned long long)c->max_bytes);
-		goto failed;
+		return copy_failed(c);
 	}
 	return 0;
-failed:
-	c->failed = true;
-	return -1;
 }
 
 int sb_ws_copy_tree(int src, int dst, const struct sb_ws_copy_modes *modes, uint64_t max_bytes, uint64_t max_entries,
