@@ -210,7 +210,9 @@ int main(void)
 	fputs("{\"v\":1,\"full\":false,\"del\":[\"run.sh\"],\"dir\":[],\"file\":[[\"after-crash\",\"f1\"]]}", jf);
 	fclose(jf);
 	/* its data was staged; the in-memory sync is simply lost */
-	CHECK(sb_ws_sync_op(s, json_object(), NULL, 0) < 0);
+	json_t *empty = json_object();
+	CHECK(sb_ws_sync_op(s, empty, NULL, 0) < 0);
+	json_decref(empty);
 	sb_ws_release(&ws);
 	CHECK(sb_ws_hold(&ws, &h, &err) == 0);
 	CHECK(in_store("after-crash") && !in_store("run.sh"));
