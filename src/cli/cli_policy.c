@@ -23,6 +23,10 @@ static void print_row(json_t *row)
 			printf("%s0x%llx", i ? ", " : "", (unsigned long long)json_integer_value(v));
 		printf(")");
 	}
+	json_t *only = json_object_get(row, "only_where");
+	if (only)
+		printf(", only where argument %lld is 0x%llx", (long long)json_integer_value(json_object_get(only, "arg")),
+		       (unsigned long long)json_integer_value(json_object_get(only, "equals")));
 	printf("\n    what: %s\n    stops: %s\n", json_string_value(json_object_get(row, "why")),
 	       json_string_value(json_object_get(row, "stops")));
 }

@@ -9,6 +9,7 @@
 #define SAGEBOX_POLICY_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,6 +34,15 @@ struct sb_policy_rule {
 	size_t nvalues;
 	const char *why;                        /* what the call does */
 	const char *stops;                      /* the attack it is a door to */
+	/* A row may concern only the calls whose args[guard_arg] is exactly
+	 * guard_value (the netlink protocols: AF_NETLINK sockets alone). Only
+	 * SB_DENY_UNLESS_EQ rows are guarded, and each refines an unguarded
+	 * row of the same call that allows guard_value: the OCI profile puts
+	 * the guarded row's rules where that value's ALLOW would be, so the
+	 * rules of one call never overlap (seccomp_compile.c). */
+	bool guarded;
+	unsigned guard_arg;
+	uint64_t guard_value;
 };
 
 /* The table, and its length. */

@@ -96,11 +96,38 @@ ARGS = {
     "fchmodat2": [AT_FDCWD, b"/nonexistent", 0o755, 0xFFFF],  # bad flags: EINVAL
 }
 
-# Conditional rows: label -> (name, args, refused?). The allowed cases show
-# the rule did not take more than the table says.
+# Conditional rows: name (or, for a guarded row, "name where argN == V") ->
+# label -> (args, refused?). The allowed cases show the rule did not take
+# more than the table says.
 SIGCHLD = 17
 TIOCSTI, TIOCLINUX, FIONREAD = 0x5412, 0x541C, 0x541B
+AF_UNIX, AF_INET, AF_INET6, AF_NETLINK = 1, 2, 10, 16
+STREAM, DGRAM, RAW, SEQPACKET = 1, 2, 3, 5
+# Families the kernel here would give a socket of (vsock with /dev/vsock,
+# AF_ALG, netlink's other protocols): the filter's errno is then the
+# filter's, not the kernel's. The others are refused all the same.
+FAMILIES = {"AF_UNSPEC": 0, "AF_AX25": 3, "AF_IPX": 4, "AF_KEY": 15, "AF_PACKET": 17, "AF_RDS": 21,
+            "AF_CAN": 29, "AF_TIPC": 30, "AF_BLUETOOTH": 31, "AF_ALG": 38, "AF_VSOCK": 40, "AF_XDP": 44,
+            "AF_MCTP": 45, "46 (AF_MAX)": 46}
+FAMILY_TYPE = {"AF_ALG": SEQPACKET, "AF_PACKET": DGRAM, "AF_KEY": RAW, "AF_TIPC": RAW, "AF_RDS": SEQPACKET,
+               "AF_CAN": RAW, "AF_BLUETOOTH": RAW, "AF_XDP": RAW}
+NETLINK = {"NETLINK_SOCK_DIAG": 4, "NETLINK_AUDIT": 9, "NETLINK_NETFILTER": 12, "NETLINK_KOBJECT_UEVENT": 15,
+           "NETLINK_GENERIC": 16, "NETLINK_XFRM": 6, "32 (MAX_LINKS)": 32}
 CONDITIONAL = {
+    "socket": {f"socket:{name}": ([nr, FAMILY_TYPE.get(name, STREAM), 0], True) for name, nr in FAMILIES.items()}
+    | {"socket:AF_UNIX with high bits": ([(1 << 32) | AF_UNIX, STREAM, 0], True),
+       "socket:AF_VSOCK with high bits": ([(1 << 32) | 40, STREAM, 0], True),
+       "socket:AF_UNIX": ([AF_UNIX, STREAM, 0], False),
+       "socket:AF_INET": ([AF_INET, STREAM, 0], False),
+       "socket:AF_INET6": ([AF_INET6, DGRAM, 0], False),
+       "socket:AF_NETLINK": ([AF_NETLINK, RAW, 0], False)},
+    f"socket where arg0 == {AF_NETLINK}":
+        {f"socket:netlink {name}": ([AF_NETLINK, RAW, nr], True) for name, nr in NETLINK.items()}
+    | {"socket:NETLINK_ROUTE with high bits": ([AF_NETLINK, RAW, 1 << 32], True),
+       "socket:NETLINK_ROUTE": ([AF_NETLINK, DGRAM, 0], False)},
+    "socketpair": {"socketpair:AF_VSOCK": ([40, STREAM, 0, "fdpair"], True),
+                   "socketpair:AF_ALG": ([38, SEQPACKET, 0, "fdpair"], True),
+                   "socketpair:AF_UNIX": ([AF_UNIX, STREAM, 0, "fdpair"], False)},
     "clone": {f"clone:{hex(f)}": ([f | SIGCHLD, 0, 0, 0, 0], True)
               for f in (0x10000000, 0x20000, 0x20000000, 0x40000000, 0x08000000, 0x04000000, 0x02000000)}
     | {"clone:plain fork": ([SIGCHLD, 0, 0, 0, 0], False)},
@@ -147,6 +174,7 @@ intbuf = ctypes.c_int(0)
 import itertools, tempfile
 TMPFD, TMPFILE = tempfile.mkstemp(prefix="sb-probe-")
 NEW = itertools.count()
+fdpair = (ctypes.c_int * 2)()
 
 def arg(a):
     if isinstance(a, str):
@@ -163,6 +191,8 @@ def arg(a):
         if a == "newpath":
             # (each attempt is a child of its own: its pid makes the name new)
             return ctypes.c_char_p(("%s.%d.%d" % (TMPFILE, os.getpid(), next(NEW))).encode())
+        if a == "fdpair":
+            return fdpair
         return ctypes.c_char_p(a.encode())
     if isinstance(a, list):  # bytes, sent as a list of ints
         return ctypes.c_char_p(bytes(a))
@@ -217,9 +247,12 @@ def plan(pol):
                     raise AssertionError(f"policy_probe.ARGS has no attempt for {name}: add one")
                 out[name] = (nr, _encode(ARGS[name]), row["errno"])
             else:
-                if name not in CONDITIONAL:
-                    raise AssertionError(f"policy_probe.CONDITIONAL has no attempts for {name}: add them")
-                for label, (args, refused) in CONDITIONAL[name].items():
+                key = name
+                if "only_where" in row:
+                    key += " where arg%d == %d" % (row["only_where"]["arg"], row["only_where"]["equals"])
+                if key not in CONDITIONAL:
+                    raise AssertionError(f"policy_probe.CONDITIONAL has no attempts for {key}: add them")
+                for label, (args, refused) in CONDITIONAL[key].items():
                     out[label] = (nr, _encode(args), row["errno"] if refused else "ok")
     return out
 

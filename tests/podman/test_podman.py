@@ -310,6 +310,18 @@ def test_inside_the_container():
     assert r["tmp_size"] == 256 << 20 and r["work_size"] == 256 << 20
 
 
+@pytest.mark.parametrize("isolation", ["warm", "fresh"])
+def test_socket_families_inside_the_container(isolation):
+    # The engine's default profile allows every family but AF_NETLINK's
+    # audit protocol (AF_VSOCK too: a way to the hypervisor around the
+    # proxy and --network=none); the policy table's allow-list holds here
+    # as in native (tests/lib/socket_families.py).
+    import socket_families
+    res, p = run_code(socket_families.CODE, args=["--isolation", isolation])
+    assert res and res["exit_code"] == 0, (p.stdout[-2000:], p.stderr[-2000:])
+    assert socket_families.result(res["stdout"]) == socket_families.EXPECTED
+
+
 def test_every_seed_flag_on_the_podman_command_line(cgroup_version):
     """Inspect a sleeping job: the podman client's argv and environment, and
     podman inspect of the container."""

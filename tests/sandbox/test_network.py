@@ -89,3 +89,19 @@ print(u.recv(4).decode())
 """
     r = run(code)
     assert r.out.split() == ["ping", "pong"], r
+
+
+def test_socket_families_beyond_unix_inet_and_netlink_route_are_refused():
+    # AF_VSOCK is not scoped by the network namespace: on a VM it reaches
+    # the hypervisor and host services around the proxy and network = none.
+    # Families: EAFNOSUPPORT; netlink protocols but the routing one:
+    # EPROTONOSUPPORT (tests/lib/socket_families.py).
+    import socket_families
+    r = run(socket_families.CODE)
+    assert r.rc == 0, r
+    assert socket_families.result(r.out) == socket_families.EXPECTED
+
+
+def test_vsock_from_one_line_of_python():
+    r = run("import socket; socket.socket(socket.AF_VSOCK, 1); print(1)")
+    assert r.out == "" and "[Errno 97] Address family not supported by protocol" in r.err, r

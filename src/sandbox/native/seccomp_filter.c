@@ -94,49 +94,95 @@ static int build(scmp_filter_ctx ctx)
 	return 0;
 }
 
-/* A row allowing one argument only a few exact values (personality: Linux,
- * with or without PER_LINUX32 / UNAME26, or the query 0xffffffff) needs
- * "errno unless one of these", which libseccomp cannot express in a filter
- * whose default is to allow. So it is a small filter of its own, generated
- * from the row; filters stack and the strictest verdict wins. */
-#define ALLOW_LIST_MAX (6 + 5 * SB_POLICY_MAX_VALUES + 2)
+/* Rows allowing one argument only a few exact values (personality: Linux,
+ * with or without PER_LINUX32 / UNAME26, or the query 0xffffffff; socket:
+ * the families and netlink protocols the sandbox needs) need "errno unless
+ * one of these", which libseccomp cannot express in a filter whose default
+ * is to allow. So they are a small filter of their own, generated from the
+ * rows; filters stack and the strictest verdict wins. Per row and name:
+ *   the call's number? (else on to the next block)
+ *   [guarded: args[guard_arg] == guard_value? (else on)]
+ *   args[arg] == one of the values? on to the next block : ERRNO
+ * and ALLOW at the end: a call two rows name (socket) passes both. */
+#define ALLOW_LIST_MAX 256
 static struct sock_filter g_allow_insns[ALLOW_LIST_MAX];
 static struct sock_fprog g_allow = {.len = 0, .filter = g_allow_insns};
 
+static uint32_t arg_half(unsigned arg, unsigned half)
+{
+	return (uint32_t)(offsetof(struct seccomp_data, args[0]) + 8 * arg + half);
+}
+
+/* The block of one row for one call number, at f[*i]; -1 when it does not fit. */
+static int allow_list_block(const struct sb_policy_rule *r, int nr, size_t *i)
+{
+	struct sock_filter *f = g_allow_insns;
+	const size_t guard = r->guarded ? 4 : 0, len = 2 + guard + 4 * r->nvalues + 1;
+	if (*i + len + 1 > ALLOW_LIST_MAX || 4 * r->nvalues + guard + 1 > 255)
+		return -1;
+	const uint32_t deny = SECCOMP_RET_ERRNO | ((uint32_t)r->errnum & SECCOMP_RET_DATA);
+	/* jump offsets count from the next instruction; `past` = the next block */
+	size_t past = *i + len;
+#define PAST(at) ((uint8_t)(past - (at) - 1))
+	f[*i] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+	(*i)++;
+	f[*i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)nr, 0, PAST(*i));
+	(*i)++;
+	if (r->guarded) {
+		f[*i] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, arg_half(r->guard_arg, NAT_ARG_HI));
+		(*i)++;
+		f[*i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)(r->guard_value >> 32), 0,
+						     PAST(*i));
+		(*i)++;
+		f[*i] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, arg_half(r->guard_arg, NAT_ARG_LO));
+		(*i)++;
+		f[*i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)r->guard_value, 0, PAST(*i));
+		(*i)++;
+	}
+	for (size_t k = 0; k < r->nvalues; k++) {
+		/* both halves equal: on to the next block; else the next value */
+		f[*i] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, arg_half(r->arg, NAT_ARG_HI));
+		(*i)++;
+		f[*i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)(r->values[k] >> 32), 0, 2);
+		(*i)++;
+		f[*i] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, arg_half(r->arg, NAT_ARG_LO));
+		(*i)++;
+		f[*i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)r->values[k], PAST(*i), 0);
+		(*i)++;
+	}
+#undef PAST
+	f[(*i)++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, deny);
+	return 0;
+}
+
 static int allow_list_filter(void)
 {
-	size_t n, i = 0, found = 0;
+	size_t n, i = 0;
 	const struct sb_policy_rule *rules = sb_policy_rules(&n);
-	const struct sb_policy_rule *r = NULL;
-	for (size_t k = 0; k < n; k++)
-		if (rules[k].when == SB_DENY_UNLESS_EQ)
-			r = &rules[k], found++;
-	/* One row of one call fits this filter; more would go unenforced. */
-	if (found > 1 || (r && r->names[1]) || (r && r->nvalues > SB_POLICY_MAX_VALUES))
-		return -1;
-	int nr = r ? sb_policy_syscall_nr(r->names[0]) : -1;
-	if (nr < 0)
-		return 0;
-	const uint32_t deny = SECCOMP_RET_ERRNO | ((uint32_t)r->errnum & SECCOMP_RET_DATA);
 	struct sock_filter *f = g_allow_insns;
 	f[i++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
 	f[i++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NAT_AUDIT_ARCH, 1, 0);
 	f[i++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW); /* the main filter kills */
-	f[i++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
-	f[i++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)nr, 1, 0);
-	f[i++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-	const uint32_t hi = offsetof(struct seccomp_data, args[0]) + 8 * r->arg + NAT_ARG_HI;
-	const uint32_t lo = offsetof(struct seccomp_data, args[0]) + 8 * r->arg + NAT_ARG_LO;
-	for (size_t k = 0; k < r->nvalues; k++) {
-		/* both halves equal: allow; else on to the next value */
-		f[i++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, hi);
-		f[i++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)(r->values[k] >> 32), 0, 3);
-		f[i++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, lo);
-		f[i++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)r->values[k], 0, 1);
-		f[i++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	size_t blocks = 0;
+	for (size_t k = 0; k < n; k++) {
+		const struct sb_policy_rule *r = &rules[k];
+		if (r->guarded && r->when != SB_DENY_UNLESS_EQ)
+			return -1; /* a guard on another kind would go unenforced */
+		if (r->when != SB_DENY_UNLESS_EQ)
+			continue;
+		if (r->nvalues > SB_POLICY_MAX_VALUES)
+			return -1;
+		for (size_t m = 0; m < SB_POLICY_MAX_NAMES && r->names[m]; m++) {
+			int nr = sb_policy_syscall_nr(r->names[m]);
+			if (nr < 0)
+				continue; /* no such call on this architecture */
+			if (allow_list_block(r, nr, &i))
+				return -1;
+			blocks++;
+		}
 	}
-	f[i++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, deny);
-	g_allow.len = (unsigned short)i;
+	f[i++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	g_allow.len = blocks ? (unsigned short)i : 0;
 	return 0;
 }
 
