@@ -155,6 +155,17 @@ int sb_cli_proxy(int argc, char **argv)
 		return 1;
 	if (path)
 		own_listen_socket(path);
+	/* sagebox's own proxy ends when sagebox hangs up on it, and then
+	 * removes its socket directory. A Ctrl-C, a terminal's HUP or a
+	 * service manager's TERM reaches the whole process group: ended by
+	 * it, the proxy would leave every sandbox's socket behind (nftw below
+	 * is not for a signal handler), and sagebox, which finishes its calls
+	 * before it exits, would lose its proxy while it does. */
+	if (control >= 0) {
+		const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
+		for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
+			signal(sigs[i], SIG_IGN);
+	}
 	int audit = -1;
 	if (cfg.audit_log[0] &&
 	    (audit = open(cfg.audit_log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600)) < 0) {

@@ -32,15 +32,14 @@ static time_t now_s(void)
 	return (time_t)(sb_now_ms() / 1000);
 }
 
-static void audit(struct proxy *px, struct conn *c)
+static void audit_line(struct proxy *px, const char *who, const char *host, unsigned port, bool allowed,
+		       const char *reason, uint64_t up, uint64_t down)
 {
 	if (px->audit_fd < 0)
 		return;
-	json_t *o = json_pack("{s:s, s:s, s:s, s:i, s:b, s:s?, s:I, s:I}", "event", "network", "sandbox",
-			      c->who, "host", c->have_req ? c->req.host : "", "port",
-			      c->have_req ? (int)c->req.port : 0, "allowed", c->allowed, "reason",
-			      c->refused[0] ? c->refused : c->connect_err[0] ? c->connect_err : NULL, "bytes_up",
-			      (json_int_t)c->up, "bytes_down", (json_int_t)c->down);
+	json_t *o = json_pack("{s:s, s:s, s:s, s:i, s:b, s:s?, s:I, s:I}", "event", "network", "sandbox", who,
+			      "host", host, "port", (int)port, "allowed", allowed, "reason", reason, "bytes_up",
+			      (json_int_t)up, "bytes_down", (json_int_t)down);
 	char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	if (s) {
 		size_t n = strlen(s);
@@ -53,6 +52,24 @@ static void audit(struct proxy *px, struct conn *c)
 	json_decref(o);
 }
 
+static void audit(struct proxy *px, struct conn *c)
+{
+	audit_line(px, c->who, c->have_req ? c->req.host : "", c->have_req ? c->req.port : 0, c->allowed,
+		   c->refused[0] ? c->refused : c->connect_err[0] ? c->connect_err : NULL, c->up, c->down);
+}
+
+/* Whether the client's next bytes can be taken now: relayed (room in c2u,
+ * nothing that came with the head still waiting), or dropped (after the
+ * request's message, or after our answer). */
+static bool client_readable(const struct conn *c)
+{
+	if (c->c_eof)
+		return false;
+	if (c->close_after_flush || (c->framed && c->body.done))
+		return true;
+	return !px_pending(c) && c->c2u.len < BUF;
+}
+
 /* Interest of one end, from the buffers: read while there is room and no
  * EOF, write while there is something to send. */
 void px_arm(struct proxy *px, struct conn *c)
@@ -60,7 +77,7 @@ void px_arm(struct proxy *px, struct conn *c)
 	struct epoll_event ev;
 	if (c->cfd >= 0) {
 		ev.events = 0;
-		if (c->st == S_HEAD || (c->st == S_RELAY && !c->c_eof && c->c2u.len < BUF && !c->close_after_flush))
+		if (c->st == S_HEAD || (c->st == S_RELAY && client_readable(c)))
 			ev.events |= EPOLLIN;
 		if (c->u2c.len)
 			ev.events |= EPOLLOUT;
@@ -110,11 +127,12 @@ static void tell_tally(struct proxy *px)
 
 void px_conn_close(struct proxy *px, struct conn *c)
 {
-	if (c->st == S_RESOLVING) { /* the lookup thread still holds it: finish when it reports */
+	if (c->st == S_RESOLVING || c->st == S_DONE) { /* the lookup thread still holds it: finish when it reports */
 		c->st = S_DONE;
 		return;
 	}
-	audit(px, c);
+	if (!c->audited)
+		audit(px, c);
 	px->untold[c->refused[0] ? PX_REFUSED : c->connected ? PX_ALLOWED : PX_FAILED]++;
 	tell_tally(px);
 	if (c->cfd >= 0)
@@ -159,6 +177,55 @@ static int fill(int fd, struct pipe_buf *b, bool *eof, uint64_t *count, uint64_t
 	return r < 0 ? -1 : 0;
 }
 
+/* Read the client's bytes and drop them (after its request's message, or
+ * after our answer). 0 ok, -1 failed (eof set). */
+static int drop_client_bytes(struct conn *c)
+{
+	static char sink[BUF];
+	ssize_t r = read(c->cfd, sink, sizeof sink);
+	if (r > 0) {
+		c->up += (uint64_t)r;
+		c->l->up += (uint64_t)r;
+		return 0;
+	}
+	if (r < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	c->c_eof = true;
+	return r < 0 ? -1 : 0;
+}
+
+/* A plain request's new bytes at the end of c2u (from `before` on): keep
+ * the message's, drop what follows it. -1: its framing is broken. */
+static int frame(struct conn *c, size_t before)
+{
+	const char *why;
+	char *at = c->c2u.data + c->c2u.off + before;
+	ssize_t n = sb_proxy_body_take(&c->body, at, c->c2u.len - before, &why);
+	if (n < 0) {
+		snprintf(c->connect_err, sizeof c->connect_err, "the request body's framing is broken: %s", why);
+		return -1;
+	}
+	c->c2u.len = before + (size_t)n;
+	return 0;
+}
+
+void px_feed_pending(struct conn *c)
+{
+	struct pipe_buf *b = &c->c2u;
+	if (b->off && b->len == 0)
+		b->off = 0;
+	size_t room = BUF - b->off - b->len, n = px_pending(c);
+	n = n < room ? n : room;
+	if (!n)
+		return;
+	memcpy(b->data + b->off + b->len, c->head + c->pending_off, n);
+	size_t before = b->len;
+	b->len += n;
+	c->pending_off += n;
+	if (frame(c, before) || c->body.done)
+		c->pending_off = c->head_n; /* the rest is not the request's: never sent */
+}
+
 static int drain(int fd, struct pipe_buf *b)
 {
 	if (!b->len)
@@ -185,6 +252,7 @@ static void on_client(struct proxy *px, struct conn *c, uint32_t ev)
 		if (r <= 0) {
 			if (r < 0 && (errno == EAGAIN || errno == EINTR))
 				return;
+			snprintf(c->connect_err, sizeof c->connect_err, "closed before a complete request head");
 			px_conn_close(px, c);
 			return;
 		}
@@ -198,12 +266,16 @@ static void on_client(struct proxy *px, struct conn *c, uint32_t ev)
 		px_conn_close(px, c);
 		return;
 	}
-	if ((ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) && !c->c_eof && !c->close_after_flush) {
-		if (fill(c->cfd, &c->c2u, &c->c_eof, &c->up, &c->l->up)) {
+	if (!(ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) || !client_readable(c))
+		return;
+	if (c->close_after_flush || (c->framed && c->body.done)) {
+		if (drop_client_bytes(c))
 			px_conn_close(px, c);
-			return;
-		}
+		return;
 	}
+	size_t before = c->c2u.len;
+	if (fill(c->cfd, &c->c2u, &c->c_eof, &c->up, &c->l->up) || (c->framed && frame(c, before)))
+		px_conn_close(px, c);
 }
 
 static void on_upstream(struct proxy *px, struct conn *c, uint32_t ev)
@@ -227,6 +299,8 @@ static void on_upstream(struct proxy *px, struct conn *c, uint32_t ev)
 /* After any event: pass EOFs on, enforce the byte caps, close what is done. */
 static void settle(struct proxy *px, struct conn *c)
 {
+	if (px_pending(c))
+		px_feed_pending(c);
 	if (c->st != S_RELAY) {
 		px_arm(px, c);
 		return;
@@ -237,17 +311,29 @@ static void settle(struct proxy *px, struct conn *c)
 		return;
 	}
 	if (c->close_after_flush) {
-		if (!c->u2c.len)
+		/* Our answer sent: shut our side and drop what the client still
+		 * sends until its EOF. Closed with its bytes unread, the socket
+		 * would reset, and the relay inside lose the answer. */
+		if (!c->u2c.len && c->c_eof) {
 			px_conn_close(px, c);
-		else
-			px_arm(px, c);
+			return;
+		}
+		if (!c->u2c.len && !c->lingering) {
+			audit(px, c); /* now, not at the client's EOF: the answer is out */
+			c->audited = true;
+			shutdown(c->cfd, SHUT_WR);
+			c->lingering = true;
+			c->linger_until = now_s() + SB_PROXY_LINGER_S;
+		}
+		px_arm(px, c);
 		return;
 	}
-	if (c->c_eof && !c->c2u.len && c->ufd >= 0)
+	bool sent_all = !c->c2u.len && !px_pending(c);
+	if (c->c_eof && sent_all && c->ufd >= 0)
 		shutdown(c->ufd, SHUT_WR);
 	if (c->u_eof && !c->u2c.len)
 		shutdown(c->cfd, SHUT_WR);
-	if (c->c_eof && c->u_eof && !c->c2u.len && !c->u2c.len) {
+	if (c->c_eof && c->u_eof && sent_all && !c->u2c.len) {
 		px_conn_close(px, c);
 		return;
 	}
@@ -267,6 +353,17 @@ static void accept_one(struct proxy *px, struct listener *l)
 	struct conn *c = l->conns >= 2 * SB_PROXY_CONNS_MAX ? NULL : calloc(1, sizeof *c);
 	if (!c) {
 		close(fd);
+		char why[160];
+		if (l->conns >= 2 * SB_PROXY_CONNS_MAX)
+			snprintf(why, sizeof why,
+				 "closed unread: too many network connections at once from this sandbox (%u already "
+				 "open)",
+				 l->conns);
+		else
+			snprintf(why, sizeof why, "closed unread: the proxy is out of memory");
+		audit_line(px, l->who, "", 0, false, why, 0, 0);
+		px->untold[PX_REFUSED]++;
+		tell_tally(px);
 		return;
 	}
 	if (working >= SB_PROXY_CONNS_MAX) {
@@ -379,6 +476,20 @@ static int on_control(struct proxy *px, int fd)
 	return 0;
 }
 
+/* The proxy ends (sagebox hung up): every connection still open gets its
+ * audit line, a lookup's too. */
+static void close_all(struct proxy *px)
+{
+	for (struct conn *c = px->conns, *n; c; c = n) {
+		n = c->next;
+		snprintf(c->connect_err, sizeof c->connect_err, "sagebox ended");
+		if ((c->st == S_RESOLVING || c->st == S_DONE) && !c->audited)
+			audit(px, c); /* the lookup thread still holds it */
+		else
+			px_conn_close(px, c);
+	}
+}
+
 static void sweep(struct proxy *px)
 {
 	tell_tally(px);
@@ -389,6 +500,10 @@ static void sweep(struct proxy *px)
 			continue;
 		if (c->st == S_HEAD && t - c->started > SB_PROXY_HEAD_S) {
 			px_answer(px, c, 400, "sagebox: bad proxy request: %s%s", "no complete request head in time", "");
+			continue;
+		}
+		if (c->lingering && t > c->linger_until) {
+			px_conn_close(px, c);
 			continue;
 		}
 		if (t - c->last > SB_PROXY_IDLE_S) {
@@ -451,7 +566,8 @@ int sb_proxy_run(const struct sb_netlist *list, int audit_fd, int control_fd, in
 				if (read(px.resolved[0], &c, sizeof c) == sizeof c)
 					px_resolved(&px, c);
 			} else if (h->kind == K_CONTROL && on_control(&px, control_fd)) {
-				return 0; /* sagebox is gone: so are we, and our sockets with us */
+				close_all(&px); /* sagebox is gone: so are we, and our sockets with us */
+				return 0;
 			}
 		}
 		sweep(&px);

@@ -15,6 +15,7 @@
 #define SB_PROXY_BYTES_MAX (2ull << 30)        /* bytes each way over the sandbox's life */
 #define SB_PROXY_IDLE_S 120                    /* a connection silent this long is closed */
 #define SB_PROXY_HEAD_S 15                     /* the request head must arrive within this */
+#define SB_PROXY_LINGER_S 10                   /* after our answer, the client's bytes are dropped this long at most */
 
 /* The control messages a sagebox sends its proxy on control_fd (a
  * SOCK_SEQPACKET socket): "add ID WHO" with one listening socket in

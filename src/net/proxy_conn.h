@@ -56,7 +56,20 @@ struct conn {
 	char refused[320];        /* the reason, for the audit line */
 	char connect_err[160];
 	struct pipe_buf c2u, u2c;
+	/* A plain request: its body goes upstream through `body` (request.h),
+	 * what came with the head first (head[pending_off, head_n), as c2u
+	 * has room); the client's bytes after the message are read and
+	 * dropped. */
+	bool framed;
+	struct sb_proxy_body body;
+	size_t pending_off;
 	bool c_eof, u_eof, close_after_flush, allowed;
+	/* After an answer of ours: sent, our side shut, the client's bytes
+	 * read and dropped until its EOF or linger_until, so that closing
+	 * with its bytes unread never resets the answer away. */
+	bool lingering;
+	time_t linger_until;
+	bool audited;             /* its line is written (at the answer, when lingering) */
 	bool over_cap;            /* accepted over SB_PROXY_CONNS_MAX: answered 503 */
 	bool connected;           /* reached the host: relayed */
 	uint64_t up, down;
@@ -82,6 +95,14 @@ struct proxy {
 void px_arm(struct proxy *px, struct conn *c);
 /* Close and free c (after its audit line); a lookup still running finishes first. */
 void px_conn_close(struct proxy *px, struct conn *c);
+/* Bytes of the client's that came with the head and are still to go upstream. */
+static inline size_t px_pending(const struct conn *c)
+{
+	return c->framed ? c->head_n - c->pending_off : 0;
+}
+/* Move what came with the head into c2u, as far as it has room and the
+ * message goes. */
+void px_feed_pending(struct conn *c);
 
 /* proxy_decide.c */
 /* Answer the client (403 refusal, 400 not a request, 502 unreachable; a

@@ -45,6 +45,7 @@ void px_answer(struct proxy *px, struct conn *c, int code, const char *fmt, ...)
 	c->u2c.off = 0;
 	c->u2c.len = h > 0 && h < BUF ? (size_t)h : 0;
 	c->close_after_flush = true;
+	c->pending_off = c->head_n; /* nothing more of the client's goes anywhere */
 	if (c->ufd >= 0) {
 		close(c->ufd);
 		c->ufd = -1;
@@ -207,19 +208,24 @@ void px_decide(struct proxy *px, struct conn *c)
 		px_answer(px, c, 403, "sagebox: %s is not in the network allow-list (setting: network)%s", hp, "");
 		return;
 	}
-	/* What followed the head belongs to the tunnel or the request's body. */
+	/* What followed the head belongs to the tunnel, or to the request's
+	 * body: that goes behind the rewritten head as c2u has room
+	 * (px_feed_pending), up to the end of the message and no further. */
 	size_t rest = c->head_n - c->req.head_len;
 	if (c->req.connect) {
 		memcpy(c->c2u.data, c->head + c->req.head_len, rest);
 		c->c2u.len = rest;
 	} else {
-		if (c->req.upstream_len + rest > BUF) {
+		if (c->req.upstream_len > BUF) {
 			px_answer(px, c, 400, "sagebox: bad proxy request: %s%s", "the request head is too long", "");
 			return;
 		}
 		memcpy(c->c2u.data, c->req.upstream, c->req.upstream_len);
-		memcpy(c->c2u.data + c->req.upstream_len, c->head + c->req.head_len, rest);
-		c->c2u.len = c->req.upstream_len + rest;
+		c->c2u.len = c->req.upstream_len;
+		c->framed = true;
+		sb_proxy_body_start(&c->body, c->head, c->req.head_len);
+		c->pending_off = c->req.head_len;
+		px_feed_pending(c);
 	}
 	start_lookup(px, c);
 }

@@ -20,6 +20,7 @@ struct collect {
 	bool in_host_value, drop_value, done;
 	bool last_was_value, folded; /* obs-fold: a value in two pieces */
 	bool control;           /* a NUL or control byte in a header */
+	bool bad_name;          /* a header name with a byte no name has */
 	struct sb_buf out;      /* the head to send on (plain requests) */
 	bool oom;
 };
@@ -47,6 +48,20 @@ static bool has_control(const char *s, size_t n)
 	return false;
 }
 
+/* A header name is a token (RFC 9110 5.1): http-parser, as Debian builds
+ * it, lets a space through, and "Host : evil.test" would go on as another
+ * header beside the Host the proxy adds. RFC 9112 5.1: answer 400. */
+static bool is_token(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		      (ch && strchr("!#$%&'*+-.^_`|~", ch))))
+			return false;
+	}
+	return true;
+}
+
 static void put(struct collect *c, const char *s, size_t n)
 {
 	if (sb_buf_append(&c->out, s, n))
@@ -66,6 +81,7 @@ static int on_field(http_parser *p, const char *at, size_t n)
 	struct collect *c = p->data;
 	c->last_was_value = false;
 	c->control |= has_control(at, n);
+	c->bad_name |= !is_token(at, n);
 	c->in_host_value = n == 4 && !strncasecmp(at, "host", 4);
 	c->hosts += c->in_host_value;
 	c->drop_value = hop_by_hop(at, n);
@@ -177,6 +193,10 @@ int sb_proxy_req_parse(const char *buf, size_t len, struct sb_proxy_req *r, cons
 		*why = "a control character in a header";
 		goto out;
 	}
+	if (c.bad_name) {
+		*why = "a header name with a space or another byte names cannot have";
+		goto out;
+	}
 	if (c.folded) {
 		*why = "folded header lines are not accepted";
 		goto out;
@@ -280,4 +300,41 @@ void sb_proxy_req_free(struct sb_proxy_req *r)
 {
 	free(r->upstream);
 	r->upstream = NULL;
+}
+
+static int body_complete(http_parser *p)
+{
+	struct sb_proxy_body *b = p->data;
+	b->done = true;
+	http_parser_pause(p, 1); /* execute returns the message's bytes, through its last */
+	return 0;
+}
+
+static const http_parser_settings body_settings = {.on_message_complete = body_complete};
+
+void sb_proxy_body_start(struct sb_proxy_body *b, const char *head, size_t head_len)
+{
+	memset(b, 0, sizeof *b);
+	http_parser_init(&b->p, HTTP_REQUEST);
+	b->p.data = b;
+	/* The head was accepted by the same parser: this ends at its end, at
+	 * the body, or done (no body). */
+	http_parser_execute(&b->p, &body_settings, head, head_len);
+	if (HTTP_PARSER_ERRNO(&b->p) != HPE_OK && !b->done)
+		b->done = true; /* cannot happen: the head parsed before */
+}
+
+ssize_t sb_proxy_body_take(struct sb_proxy_body *b, const char *buf, size_t len, const char **why)
+{
+	*why = NULL;
+	if (b->done)
+		return 0;
+	size_t used = http_parser_execute(&b->p, &body_settings, buf, len);
+	if (b->done)
+		return (ssize_t)used;
+	if (HTTP_PARSER_ERRNO(&b->p) != HPE_OK) {
+		*why = http_errno_description(HTTP_PARSER_ERRNO(&b->p));
+		return -1;
+	}
+	return (ssize_t)len;
 }

@@ -366,3 +366,119 @@ def test_proxy_connections_counted_for_prometheus(hosts, origin, tmp_path):
     finally:
         p.send_signal(signal.SIGINT)
         p.wait(timeout=60)
+
+
+def test_upload_whose_head_and_body_arrive_together_inside(warm, origin):
+    # The head and 1 MiB of body in one write, through the relay: the proxy
+    # refused it with 400 "the request head is too long" (the head it sends
+    # on, with its Host and Connection, did not fit beside the 16 KiB read).
+    r = py(warm, f"""
+import hashlib, socket
+body = bytes(range(256)) * 4096
+head = b"POST http://exact.test:{origin}/up HTTP/1.1\\r\\nContent-Length: %d\\r\\n\\r\\n" % len(body)
+for _ in range(3):
+    s = socket.create_connection(("127.0.0.1", 3128), timeout=20)
+    s.sendall(head + body)
+    out = b""
+    while x := s.recv(65536):
+        out += x
+    s.close()
+    print(out.split(b" ", 2)[1].decode(), out.split(b"\\r\\n\\r\\n", 1)[1].decode() == hashlib.sha256(body).hexdigest())
+""")
+    assert r["stdout"] == "200 True\n" * 3, r
+
+
+def test_the_proxys_answer_reaches_a_client_still_sending(warm, origin):
+    # The proxy answers as soon as the head is read; the client is still
+    # sending its body. The relay dropped the answer and the client saw a
+    # reset: it must get the answer and its reason.
+    r = py(warm, f"""
+import socket, threading, urllib.request, urllib.error
+body = b"x" * (16 << 20)
+# a refused host: urllib sends the body, then reads
+try:
+    urllib.request.urlopen(urllib.request.Request("http://oeis.org/up", data=body), timeout=30)
+    print("NOT REFUSED")
+except urllib.error.HTTPError as e:
+    print(e.code, e.read().decode(), end="")
+except Exception as e:
+    print("FAILED", type(e).__name__, e)
+# a bad request (its Host names another host), read while the body still goes
+s = socket.create_connection(("127.0.0.1", 3128), timeout=30)
+head = b"POST http://exact.test:{origin}/up HTTP/1.1\\r\\nHost: evil.test\\r\\nContent-Length: %d\\r\\n\\r\\n" % len(body)
+def send():
+    try:
+        s.sendall(head + body)
+    except OSError:
+        pass
+t = threading.Thread(target=send)
+t.start()
+out = b""
+try:
+    while x := s.recv(65536):
+        out += x
+except OSError as e:
+    out += b" FAILED " + type(e).__name__.encode()
+t.join()
+print(out.split(b"\\r\\n", 1)[0].decode(), "|", out.split(b"\\r\\n\\r\\n", 1)[-1].decode(), end="")
+""", timeout_s=120)
+    assert r["stdout"] == ("403 sagebox: oeis.org:80 is not in the network allow-list (setting: network)\n"
+                           "HTTP/1.1 400 Bad Request | sagebox: bad proxy request: the Host header and the "
+                           "requested host disagree\n"), r
+
+
+def gone(proxy, d):
+    for _ in range(100):
+        if not os.path.exists(f"/proc/{proxy}") and not os.path.exists(d):
+            break
+        time.sleep(0.1)
+    left = glob.glob(d + "/*") + glob.glob(d + "/*/*") if os.path.exists(d) else None
+    shutil.rmtree(d, ignore_errors=True)  # (a failed try leaves no litter for the next test)
+    assert not os.path.exists(f"/proc/{proxy}"), "the proxy outlived sagebox"
+    assert left is None, (d, left)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_a_signal_to_sageboxs_process_group_leaves_no_socket(hosts, origin, sig):
+    # systemd's stop, a Ctrl-C, a closed terminal: the signal reaches the
+    # proxy as well as sagebox. The proxy died at once and left
+    # TMPDIR/sagebox-net-XXXXXX/ID/proxy.sock (15 tries of 15). Five tries
+    # a signal: three of `sagebox run` while its code runs, two of `sagebox
+    # mcp` with a warm worker's and a session's socket.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SAGEBOX_") or k == "SAGEBOX_BIN"}
+    net = f"exact.test:{origin}"
+    for _ in range(3):
+        p = subprocess.Popen([BIN, "run", "--network", net, "--lang", "python", "-"], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True)
+        try:
+            p.stdin.write(b"import time\ntime.sleep(60)\n")
+            p.stdin.close()
+            for _ in range(600):  # the proxy, and the sandbox's socket (the code's output comes at its end)
+                pids = proxies_of(p.pid)
+                if pids and glob.glob(socket_dir(pids[0]) + "/*/proxy.sock"):
+                    break
+                assert p.poll() is None, p.stderr.read()
+                time.sleep(0.1)
+            assert len(pids) == 1, pids
+            d = socket_dir(pids[0])
+            time.sleep(1)
+            os.killpg(p.pid, sig)
+            p.wait(timeout=60)
+            gone(pids[0], d)
+        finally:
+            p.kill()
+            p.wait()
+    for _ in range(2):
+        m = MCP(BIN, ["--network", net], prefix=["setsid"], env=env)
+        try:
+            py(m, "print(1)")
+            m.call("session_open", {"lang": "python"})
+            pids = proxies_of(sagebox_pid(m))
+            assert len(pids) == 1, pids
+            d = socket_dir(pids[0])
+            assert len(glob.glob(d + "/*/proxy.sock")) >= 2
+            os.killpg(sagebox_pid(m), sig)
+            m.proc.wait(timeout=60)
+            gone(pids[0], d)
+        finally:
+            m.close()

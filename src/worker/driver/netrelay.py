@@ -72,16 +72,20 @@ def _loop(ls, path):
     ls.setblocking(False)
     sel = selectors.DefaultSelector()
     sel.register(ls, selectors.EVENT_READ, None)
+    lingering = set()
     while True:
-        for key, ev in sel.select():
+        for key, ev in sel.select(1.0 if lingering else None):
             if key.data is None:
-                _accept(sel, ls, path)
+                _accept(sel, ls, path, lingering)
             else:
                 pair, i = key.data
                 pair.step(i, ev)
+        now = time.monotonic()
+        for pair in [p for p in lingering if p.deadline < now]:
+            pair.close()
 
 
-def _accept(sel, ls, path):
+def _accept(sel, ls, path, lingering):
     while True:
         try:
             c, _ = ls.accept()
@@ -100,23 +104,38 @@ def _accept(sel, ls, path):
             continue
         c.setblocking(False)
         c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        _Pair(sel, c, u)
+        _Pair(sel, c, u, lingering)
+
+
+LINGER = 10.0  # seconds the client's bytes are dropped once the proxy is done
 
 
 class _Pair:
-    """A client connection and its proxy connection: bytes read from one
-    side wait in its buffer until the other side takes them; a side's EOF
-    ends the other's write side once its buffer is empty. An error either
-    way ends both."""
+    """A client connection (side 0) and its proxy connection (side 1):
+    bytes read from one side wait in its buffer until the other side takes
+    them; a side's EOF ends the other's write side once its buffer is empty.
 
-    def __init__(self, sel, c, u):
+    The proxy may answer before the client has sent everything (a refusal
+    while a body is still coming) and close. Then its answer still goes to
+    the client, whole: a side that can no longer be written to just stops
+    getting bytes (what was meant for it is dropped), a reset read is an
+    EOF after the bytes before it, and once the proxy's side is done the
+    client's further bytes are read and dropped until its EOF (or LINGER
+    seconds): closed with bytes unread, a TCP socket sends a reset, and the
+    client would lose the answer it has not read yet. While the proxy still
+    reads, it decides how long (it lingers too: net/proxy.c)."""
+
+    def __init__(self, sel, c, u, lingering):
         self.sel = sel
         self.s = (c, u)
         self.buf = (bytearray(), bytearray())  # buf[i]: read from s[i], for s[1 - i]
         self.eof = [False, False]
         self.shut = [False, False]
+        self.dead = [False, False]  # dead[i]: s[i] can no longer be written to
         self.mask = [0, 0]
         self.closed = False
+        self.lingering = lingering
+        self.deadline = None
         self._arm()
 
     def step(self, i, ev):
@@ -124,30 +143,37 @@ class _Pair:
             try:
                 d = self.s[i].recv(CHUNK)
                 if d:
-                    self.buf[i].extend(d)
+                    if not self.dead[1 - i]:
+                        self.buf[i].extend(d)
                 else:
                     self.eof[i] = True
             except BlockingIOError:
                 pass
             except OSError:
-                return self.close()
+                self.eof[i] = True  # a reset: what came before it was read
         for j in (0, 1):
-            out = self.s[1 - j]
-            if self.buf[j]:
+            k = 1 - j  # the side buf[j] goes to
+            if self.buf[j] and not self.dead[k]:
                 try:
-                    del self.buf[j][:out.send(self.buf[j])]
+                    del self.buf[j][:self.s[k].send(self.buf[j])]
                 except BlockingIOError:
                     pass
                 except OSError:
-                    return self.close()
-            if self.eof[j] and not self.buf[j] and not self.shut[1 - j]:
-                self.shut[1 - j] = True
+                    self.dead[k] = True
+            if self.dead[k]:
+                self.buf[j].clear()
+            if self.eof[j] and not self.buf[j] and not self.shut[k] and not self.dead[k]:
+                self.shut[k] = True
                 try:
-                    out.shutdown(socket.SHUT_WR)
+                    self.s[k].shutdown(socket.SHUT_WR)
                 except OSError:
-                    return self.close()
-        if all(self.eof) and not any(self.buf):
-            return self.close()
+                    self.dead[k] = True
+        done = [self.eof[i] and not self.buf[i] for i in (0, 1)]
+        if self.dead[0] or (done[0] and done[1]):
+            return self.close()  # the client has all it can get
+        if self.dead[1] and done[1] and self.deadline is None:
+            self.deadline = time.monotonic() + LINGER  # dropping the client's bytes, for a while
+            self.lingering.add(self)
         self._arm()
 
     def _arm(self):
@@ -155,7 +181,7 @@ class _Pair:
             m = 0
             if not self.eof[i] and len(self.buf[i]) < CHUNK:
                 m |= selectors.EVENT_READ
-            if self.buf[1 - i]:
+            if self.buf[1 - i] and not self.dead[i]:
                 m |= selectors.EVENT_WRITE
             if m == self.mask[i]:
                 continue
@@ -171,6 +197,7 @@ class _Pair:
         if self.closed:
             return
         self.closed = True
+        self.lingering.discard(self)
         for i in (0, 1):
             if self.mask[i]:
                 self.sel.unregister(self.s[i])
