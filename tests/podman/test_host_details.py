@@ -17,23 +17,48 @@ def unescape(field):
     return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
 
 
-def host_paths(mountinfo):
-    """The host paths a mount table shows: each mount's root within its
-    filesystem where that is a host directory (as the kernel names it:
-    relative to that filesystem's root), and the paths in overlay options
-    (as the mounting namespace named them)."""
-    roots, opts = set(), set()
+HOST_DIRS = ("/home", "/root", "/run", "/tmp", "/var", "/work", "/srv", "/opt")
+
+
+def on_host(dev, root, host_mountinfo):
+    """Where a mount of filesystem DEV (major:minor) from ROOT (a path
+    within that filesystem) is on the host: each host mount of the same
+    filesystem whose own root holds ROOT, as a path. A root is named within
+    its filesystem, not from /: on a host whose /tmp is a tmpfs of its own
+    (Debian 13, Fedora, Arch) /tmp/x shows as "/x", and only the device
+    says it is the host's /tmp. Empty for the container's own filesystems
+    (its overlay, tmpfs, proc), which the host has not mounted."""
+    out = []
+    for line in host_mountinfo.splitlines():
+        f = line.split()
+        if len(f) < 10 or f[2] != dev:
+            continue
+        mroot, point = unescape(f[3]), unescape(f[4])
+        if root == mroot or root.startswith(mroot.rstrip("/") + "/"):
+            out.append(os.path.normpath(os.path.join(point, os.path.relpath(root, mroot))))
+    return out
+
+
+def host_paths(mountinfo, host_mountinfo):
+    """The host directories a mount table shows: the roots of its mounts
+    that are host directories, as host paths (on_host), or, where the host
+    does not show the filesystem, as the kernel names them; and the paths
+    in overlay options (as the mounting namespace named them)."""
+    paths, roots, opts = set(), set(), set()
     for line in mountinfo.splitlines():
         f = line.split()
         if len(f) < 10:
             continue
-        if f[3].startswith(("/home", "/root", "/run", "/tmp", "/var", "/work", "/srv", "/opt")):
-            roots.add(unescape(f[3]))
+        root = unescape(f[3])
+        where = on_host(f[2], root, host_mountinfo)
+        paths.update(p for p in where if p.startswith(HOST_DIRS))
+        if not where and root.startswith(HOST_DIRS):
+            roots.add(root)
         for opt in f[-1].split(","):
             k, _, v = opt.partition("=")
             if k in ("lowerdir", "upperdir", "workdir"):
                 opts.update(v.split(":"))
-    return roots, opts
+    return paths, roots, opts
 
 
 def kernel_name(path, mountinfo):
@@ -122,11 +147,13 @@ def test_podman_shows_no_more_of_the_host_than_native(isolation):
     lines = pm["mountinfo"].splitlines()
     net = [f for f in (l.split() for l in lines) if len(f) > 4 and f[4] == NET_MOUNT]
     if NETWORK:
-        assert len(net) == 1 and re.fullmatch(r"/\S*/sagebox-net-\w{6}/[0-9]+", unescape(net[0][3])), net
+        where = on_host(net[0][2], unescape(net[0][3]), users_mounts) if len(net) == 1 else []
+        assert len(where) == 1 and re.fullmatch(r"/\S*/sagebox-net-\w{6}/[0-9]+", where[0]), (net, where)
         assert "ro" in net[0][5].split(","), net
     assert len(net) == NETWORK, net
-    roots, opts = host_paths("\n".join(l for l in lines if l.split()[4:5] != [NET_MOUNT]))
-    stray = sorted(p for p in roots if not p.startswith(allowed_roots)) + \
+    paths, roots, opts = host_paths("\n".join(l for l in lines if l.split()[4:5] != [NET_MOUNT]), users_mounts)
+    stray = sorted(p for p in paths if not p.startswith(allowed)) + \
+        sorted(p for p in roots if not p.startswith(allowed_roots)) + \
         sorted(p for p in opts if not p.startswith(allowed))
     assert stray == [], (stray, allowed_roots)
 
