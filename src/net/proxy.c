@@ -195,7 +195,8 @@ static int drop_client_bytes(struct conn *c)
 }
 
 /* A plain request's new bytes at the end of c2u (from `before` on): keep
- * the message's, drop what follows it. -1: its framing is broken. */
+ * the message's, drop what follows it. -1: its framing is broken (these
+ * bytes and all after them stay here). */
 static int frame(struct conn *c, size_t before)
 {
 	const char *why;
@@ -203,13 +204,15 @@ static int frame(struct conn *c, size_t before)
 	ssize_t n = sb_proxy_body_take(&c->body, at, c->c2u.len - before, &why);
 	if (n < 0) {
 		snprintf(c->connect_err, sizeof c->connect_err, "the request body's framing is broken: %s", why);
+		c->body.done = true;
+		c->c2u.len = before;
 		return -1;
 	}
 	c->c2u.len = before + (size_t)n;
 	return 0;
 }
 
-void px_feed_pending(struct conn *c)
+int px_feed_pending(struct conn *c)
 {
 	struct pipe_buf *b = &c->c2u;
 	if (b->off && b->len == 0)
@@ -217,13 +220,15 @@ void px_feed_pending(struct conn *c)
 	size_t room = BUF - b->off - b->len, n = px_pending(c);
 	n = n < room ? n : room;
 	if (!n)
-		return;
+		return 0;
 	memcpy(b->data + b->off + b->len, c->head + c->pending_off, n);
 	size_t before = b->len;
 	b->len += n;
 	c->pending_off += n;
-	if (frame(c, before) || c->body.done)
+	int rc = frame(c, before);
+	if (rc || c->body.done)
 		c->pending_off = c->head_n; /* the rest is not the request's: never sent */
+	return rc;
 }
 
 static int drain(int fd, struct pipe_buf *b)
@@ -299,8 +304,10 @@ static void on_upstream(struct proxy *px, struct conn *c, uint32_t ev)
 /* After any event: pass EOFs on, enforce the byte caps, close what is done. */
 static void settle(struct proxy *px, struct conn *c)
 {
-	if (px_pending(c))
-		px_feed_pending(c);
+	if (px_pending(c) && px_feed_pending(c)) {
+		px_conn_close(px, c); /* part of its request went upstream: no answer of ours can follow */
+		return;
+	}
 	if (c->st != S_RELAY) {
 		px_arm(px, c);
 		return;

@@ -101,8 +101,9 @@ static inline size_t px_pending(const struct conn *c)
 	return c->framed ? c->head_n - c->pending_off : 0;
 }
 /* Move what came with the head into c2u, as far as it has room and the
- * message goes. */
-void px_feed_pending(struct conn *c);
+ * message goes. -1: the body's framing is broken (connect_err says how;
+ * nothing of it or after it is sent). */
+int px_feed_pending(struct conn *c);
 
 /* proxy_decide.c */
 /* Answer the client (403 refusal, 400 not a request, 502 unreachable; a

@@ -225,7 +225,10 @@ void px_decide(struct proxy *px, struct conn *c)
 		c->framed = true;
 		sb_proxy_body_start(&c->body, c->head, c->req.head_len);
 		c->pending_off = c->req.head_len;
-		px_feed_pending(c);
+		if (px_feed_pending(c)) {
+			px_answer(px, c, 400, "sagebox: bad proxy request: %s%s", c->connect_err, "");
+			return;
+		}
 	}
 	start_lookup(px, c);
 }

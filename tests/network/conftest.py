@@ -102,28 +102,39 @@ def proxy(tmp_path):
         p.stop()
 
 
+def loopback_server(on_connection):
+    """A socket listening on 127.0.0.1 (its port: getsockname()[1]) whose
+    connections go to on_connection(sock), each on a thread of its own.
+    Closing it stops the accepting."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(16)
+
+    def loop():
+        while True:
+            try:
+                c, _ = srv.accept()
+            except OSError:
+                return
+            threading.Thread(target=on_connection, args=(c,), daemon=True).start()
+    threading.Thread(target=loop, daemon=True).start()
+    return srv
+
+
 class Relay:
     """What the relay inside a sandbox does: 127.0.0.1:PORT to the proxy's
     Unix socket, so ordinary clients (urllib, curl) can use it."""
 
     def __init__(self, sock_path):
         self.path = sock_path
-        self.srv = socket.socket()
-        self.srv.bind(("127.0.0.1", 0))
-        self.srv.listen(16)
+        self.srv = loopback_server(self.pair)
         self.port = self.srv.getsockname()[1]
-        threading.Thread(target=self.loop, daemon=True).start()
 
-    def loop(self):
-        while True:
-            try:
-                c, _ = self.srv.accept()
-            except OSError:
-                return
-            u = socket.socket(socket.AF_UNIX)
-            u.connect(self.path)
-            for a, b in ((c, u), (u, c)):
-                threading.Thread(target=self.pump, args=(a, b), daemon=True).start()
+    def pair(self, c):
+        u = socket.socket(socket.AF_UNIX)
+        u.connect(self.path)
+        for a, b in ((c, u), (u, c)):
+            threading.Thread(target=self.pump, args=(a, b), daemon=True).start()
 
     @staticmethod
     def pump(a, b):

@@ -13,7 +13,7 @@ import urllib.request
 
 import pytest
 
-from conftest import Relay
+from conftest import Relay, loopback_server
 
 
 def status(resp):
@@ -336,61 +336,40 @@ class KeepAliveOrigin:
     Host and body."""
 
     def __init__(self):
-        import threading
-        self.srv = socket.socket()
-        self.srv.bind(("127.0.0.1", 0))
-        self.srv.listen(8)
+        self.srv = loopback_server(self.serve)
         self.port = self.srv.getsockname()[1]
         self.seen = []
-        threading.Thread(target=self.loop, daemon=True).start()
 
-    def loop(self):
-        import threading
-        while True:
-            try:
-                c, _ = self.srv.accept()
-            except OSError:
-                return
-            threading.Thread(target=self.serve, args=(c,), daemon=True).start()
+    @staticmethod
+    def more(c, buf, enough):
+        """buf and what c sends until enough(buf); None at its EOF."""
+        while not enough(buf):
+            x = c.recv(65536)
+            if not x:
+                return None
+            buf += x
+        return buf
 
     def serve(self, c):
         buf = b""
         try:
-            while True:
-                while b"\r\n\r\n" not in buf:
-                    x = c.recv(65536)
-                    if not x:
-                        return
-                    buf += x
+            while (buf := self.more(c, buf, lambda b: b"\r\n\r\n" in b)) is not None:
                 head, buf = buf.split(b"\r\n\r\n", 1)
                 lines = head.decode("latin-1").split("\r\n")
                 hdr = {k.strip().lower(): v.strip() for k, _, v in (l.partition(":") for l in lines[1:])}
-                if hdr.get("transfer-encoding") == "chunked":
-                    data = b""
-                    while True:
-                        while b"\r\n" not in buf:
-                            x = c.recv(65536)
-                            if not x:
-                                return
-                            buf += x
-                        size, buf = buf.split(b"\r\n", 1)
-                        n = int(size, 16)
-                        while len(buf) < n + 2:
-                            x = c.recv(65536)
-                            if not x:
-                                return
-                            buf += x
-                        data, buf = data + buf[:n], buf[n + 2:]
-                        if n == 0:
-                            break
-                else:
-                    n = int(hdr.get("content-length", "0"))
-                    while len(buf) < n:
-                        x = c.recv(65536)
-                        if not x:
-                            return
-                        buf += x
-                    data, buf = buf[:n], buf[n:]
+                data, n = b"", int(hdr.get("content-length", "0"))
+                chunked = hdr.get("transfer-encoding") == "chunked"
+                while chunked:
+                    if (buf := self.more(c, buf, lambda b: b"\r\n" in b)) is None:
+                        return
+                    size, buf = buf.split(b"\r\n", 1)
+                    n = int(size, 16)
+                    if (buf := self.more(c, buf, lambda b: len(b) >= n + 2)) is None:
+                        return
+                    data, buf, chunked, n = data + buf[:n], buf[n + 2:], n > 0, 0
+                if (buf := self.more(c, buf, lambda b: len(b) >= n)) is None:
+                    return
+                data, buf = data + buf[:n], buf[n:]
                 self.seen.append((lines[0], hdr.get("host"), data))
                 out = f"{lines[0]} host={hdr.get('host')}\n".encode()
                 c.sendall(b"HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nContent-Length: %d\r\n\r\n%s"
@@ -460,6 +439,26 @@ def test_one_connection_carries_exactly_one_request_upstream(proxy, first, when)
             break
         time.sleep(0.1)
     assert [(x["host"], x["allowed"]) for x in p.audit_lines()] == [("exact.test", True)], p.audit_lines()
+
+
+def test_a_body_whose_framing_is_broken_goes_nowhere(proxy):
+    # A chunk size that is not hex, in the same read as the head: the bytes
+    # went upstream as they were and the client heard nothing. Now the
+    # client hears 400 and why, and the origin never sees the request.
+    o = KeepAliveOrigin()
+    try:
+        t = f"exact.test:{o.port}"
+        p = proxy(t)
+        r = p.raw(f"POST http://{t}/up HTTP/1.1\r\nHost: {t}\r\nTransfer-Encoding: chunked\r\n\r\n"
+                  "5\r\nhello\r\nzz\r\nGET /two HTTP/1.1\r\nHost: evil.test\r\n\r\n".encode())
+        assert status(r) == 400, r
+        assert body(r).startswith("sagebox: bad proxy request: the request body's framing is broken: "), r
+        time.sleep(0.5)
+        assert o.seen == []
+    finally:
+        o.close()
+    assert [(x["allowed"], "framing is broken" in x["reason"]) for x in p.audit_lines()] == [(False, True)], \
+        p.audit_lines()
 
 
 def post_without_host(origin, body):
