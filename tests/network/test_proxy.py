@@ -448,7 +448,7 @@ def test_a_body_whose_framing_is_broken_goes_nowhere(proxy):
     o = KeepAliveOrigin()
     try:
         t = f"exact.test:{o.port}"
-        p = proxy(t)
+        p = proxy(f"{t}, 127.0.0.1:{o.port}")  # (exact.test is loopback here)
         r = p.raw(f"POST http://{t}/up HTTP/1.1\r\nHost: {t}\r\nTransfer-Encoding: chunked\r\n\r\n"
                   "5\r\nhello\r\nzz\r\nGET /two HTTP/1.1\r\nHost: evil.test\r\n\r\n".encode())
         assert status(r) == 400, r
