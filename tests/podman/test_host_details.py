@@ -27,16 +27,18 @@ def on_host(dev, root, host_mountinfo):
     its filesystem, not from /: on a host whose /tmp is a tmpfs of its own
     (Debian 13, Fedora, Arch) /tmp/x shows as "/x", and only the device
     says it is the host's /tmp. Empty for the container's own filesystems
-    (its overlay, tmpfs, proc), which the host has not mounted."""
-    out = []
+    (its overlay, tmpfs, proc), which the host has not mounted. Where the
+    host shows it through several mounts (a chroot's bind of /dev), the one
+    mounted first (lowest id) names it: the system's own, not a later copy."""
+    found = []
     for line in host_mountinfo.splitlines():
         f = line.split()
         if len(f) < 10 or f[2] != dev:
             continue
         mroot, point = unescape(f[3]), unescape(f[4])
         if root == mroot or root.startswith(mroot.rstrip("/") + "/"):
-            out.append(os.path.normpath(os.path.join(point, os.path.relpath(root, mroot))))
-    return out
+            found.append((int(f[0]), os.path.normpath(os.path.join(point, os.path.relpath(root, mroot)))))
+    return [min(found)[1]] if found else []
 
 
 def host_paths(mountinfo, host_mountinfo):
