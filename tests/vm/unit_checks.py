@@ -69,8 +69,16 @@ def system_unit():
     assert "/home" in mnt, "ProtectHome: no mount over /home"
     assert not os.listdir(f"/proc/{pid}/root/home"), "ProtectHome: /home is visible"
     assert "/tmp" in mnt, "PrivateTmp: no mount over /tmp"
+    # Nothing mounted inside /proc but on its permanently empty
+    # binfmt_misc directory: else the kernel refuses the sandbox its own.
+    in_proc = [m for m in mnt if m.startswith("/proc/") and m != "/proc/sys/fs/binfmt_misc"]
+    assert not in_proc, f"mounts inside /proc: {in_proc}"
+    assert "/dev/kmsg" in mnt, "InaccessiblePaths=-/dev/kmsg: no mount over /dev/kmsg"
+    capbnd = int(re.search(r"^CapBnd:\s+([0-9a-f]+)", user, re.M).group(1), 16)
+    assert not capbnd & (1 << 34), "CAP_SYSLOG is in the bounding set"
     return (f"{said}; sandbox_status: limits by cgroup v2 in {cg} ({sandboxes}); runs as uid {uid}; "
-            f"/usr and /etc read-only, /home empty, /tmp private")
+            f"/usr and /etc read-only, /home empty, /tmp private, nothing mounted inside /proc, "
+            f"/dev/kmsg hidden, no CAP_SYSLOG")
 
 
 @check("systemd-analyze security sagebox")

@@ -83,9 +83,21 @@ static void fresh_proc(void)
 	char dst[PATH_MAX];
 	path_in(dst, sizeof dst, "/proc");
 	mkdir_owned(dst, 0555);
-	/* A proc of the new pid namespace: host processes are invisible. */
+	/* A proc of the new pid namespace: host processes are invisible. The
+	 * kernel refuses it (EPERM) unless a proc with nothing mounted inside
+	 * it is in this mount namespace (fs/namespace.c,
+	 * mount_too_revealing): masking part of the host's /proc, as some
+	 * systemd options do, would otherwise be undone by a fresh mount. */
 	if (mount("proc", dst, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
-		nat_child_fail("mounts", errno, "mount a fresh /proc");
+		nat_child_fail_hint("mounts", errno,
+				    errno == EPERM ? "something is mounted over part of the /proc sagebox runs with "
+						     "(systemd's ProtectKernelLogs=, ProtectKernelTunables=, "
+						     "ProtectHostname=, ProtectProc=, ProcSubset= or a path under /proc "
+						     "in InaccessiblePaths=/ReadOnlyPaths= do that; so do a container's "
+						     "masked paths); the kernel then lets no user namespace mount its "
+						     "own: drop that option from sagebox's unit (`systemctl edit sagebox`)"
+						   : NULL,
+				    "mount a fresh /proc");
 	/* Kernel symbol names (their addresses read as zero for us, the names
 	 * still map the kernel's build for an exploit): /dev/null over them,
 	 * as the podman backend masks them. */
