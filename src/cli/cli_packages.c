@@ -29,7 +29,7 @@
 #include "packages/packages.h"
 #include "runner/sage/locate.h"
 #include "runner/backend.h"
-#include "sandbox/native/native.h"
+#include "sandbox/sandbox_user.h"
 #include "sandbox/registry.h"
 #include "util/fd.h"
 
@@ -112,7 +112,7 @@ static int proxy_start(const struct sb_config *cfg, struct proxy_run *px)
 	uid_t uid = 0;
 	gid_t gid = 0;
 	struct sb_error err = {0};
-	if (geteuid() == 0 && nat_resolve_user(cfg->sandbox_user, &uid, &gid, &err)) {
+	if (geteuid() == 0 && sb_sandbox_user_resolve(cfg->sandbox_user, &uid, &gid, &err)) {
 		sb_cli_print_error(&err);
 		return -1;
 	}
@@ -121,7 +121,7 @@ static int proxy_start(const struct sb_config *cfg, struct proxy_run *px)
 		close(ctl[0]);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		/* Never as root (as `sagebox proxy`): the proxy needs nothing of it. */
-		if (geteuid() == 0 && (nat_drop_root(uid, gid) || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))) {
+		if (geteuid() == 0 && (sb_sandbox_user_become(uid, gid) || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))) {
 			fprintf(stderr, "sagebox: packages: the proxy cannot become %s: %s\n", cfg->sandbox_user,
 				strerror(errno));
 			_exit(1);

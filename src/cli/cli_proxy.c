@@ -4,7 +4,7 @@
  *   sagebox proxy --network oeis.org --listen /tmp/p.sock &
  *   curl --unix-socket /tmp/p.sock -x http://proxy http://oeis.org/
  * sagebox itself starts the same proxy with --control-fd and --socket-dir
- * (net/spawn.c). */
+ * (net/spawn.c), and hands it the allow-list it parsed. */
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -22,7 +22,8 @@
 #include "cli/cli.h"
 #include "core/exit_status.h"
 #include "net/proxy.h"
-#include "sandbox/native/native.h"
+#include "net/proxy_control.h"
+#include "sandbox/sandbox_user.h"
 #include "util/unix_socket.h"
 
 /* A socket at P that nobody listens on is one a killed proxy left: gone.
@@ -115,41 +116,12 @@ static int remove_ours(const char *path, const struct stat *st, int type, struct
 	return 0;
 }
 
-int sb_cli_proxy(int argc, char **argv)
+/* Open the audit log, become the sandbox user when root (once the
+ * socket is ours), serve, and clean up: `sagebox proxy --listen` and the
+ * proxy sagebox starts alike. */
+static int serve(const struct sb_netlist *list, const char *sandbox_user, const char *audit_log, int control,
+		 const char *path, const char *socket_dir)
 {
-	struct sb_config cfg;
-	char **rest = calloc((size_t)argc + 1, sizeof *rest);
-	int nrest = 0, control = -1;
-	const char *path = NULL, *socket_dir = NULL;
-	if (!rest || sb_cli_load_settings(argc, argv, &cfg, rest, &nrest)) {
-		free(rest);
-		return SB_EXIT_USAGE;
-	}
-	for (int i = 1; i < nrest; i++) {
-		if (!strcmp(rest[i], "--listen") && i + 1 < nrest)
-			path = rest[++i];
-		else if (!strcmp(rest[i], "--control-fd") && i + 1 < nrest)
-			control = atoi(rest[++i]);
-		else if (!strcmp(rest[i], "--socket-dir") && i + 1 < nrest)
-			socket_dir = rest[++i];
-		else {
-			fprintf(stderr, "sagebox: proxy: unknown argument '%s'\n"
-					"usage: sagebox proxy --network LIST --listen SOCKET_PATH\n",
-				rest[i]);
-			free(rest);
-			return SB_EXIT_USAGE;
-		}
-	}
-	free(rest);
-	if (!path && control < 0) {
-		fprintf(stderr, "sagebox: proxy: give --listen SOCKET_PATH\n");
-		return SB_EXIT_USAGE;
-	}
-	if (!cfg.net.n) {
-		fprintf(stderr, "sagebox: proxy: the network setting is none: nothing would be allowed\n"
-				"sagebox: hint: give --network HOSTS (or set network in the config file)\n");
-		return SB_EXIT_USAGE;
-	}
 	int lfd = path ? listen_unix(path) : -1;
 	if (path && lfd < 0)
 		return 1;
@@ -167,9 +139,8 @@ int sb_cli_proxy(int argc, char **argv)
 			signal(sigs[i], SIG_IGN);
 	}
 	int audit = -1;
-	if (cfg.audit_log[0] &&
-	    (audit = open(cfg.audit_log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600)) < 0) {
-		fprintf(stderr, "sagebox: proxy: cannot open audit log %s: %s\n", cfg.audit_log, strerror(errno));
+	if (audit_log[0] && (audit = open(audit_log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600)) < 0) {
+		fprintf(stderr, "sagebox: proxy: cannot open audit log %s: %s\n", audit_log, strerror(errno));
 		return 1;
 	}
 	/* Never as root: the proxy is the sandboxes' way out and needs nothing
@@ -179,18 +150,89 @@ int sb_cli_proxy(int argc, char **argv)
 		struct sb_error err = {0};
 		uid_t uid;
 		gid_t gid;
-		if (nat_resolve_user(cfg.sandbox_user, &uid, &gid, &err)) {
+		if (sb_sandbox_user_resolve(sandbox_user, &uid, &gid, &err)) {
 			sb_cli_print_error(&err);
 			return 1;
 		}
-		if ((path && chown(path, uid, gid)) || nat_drop_root(uid, gid) || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
-			fprintf(stderr, "sagebox: proxy: cannot become %s: %s\n", cfg.sandbox_user, strerror(errno));
+		if ((path && chown(path, uid, gid)) || sb_sandbox_user_become(uid, gid) ||
+		    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
+			fprintf(stderr, "sagebox: proxy: cannot become %s: %s\n", sandbox_user, strerror(errno));
 			return 1;
 		}
 	}
-	int rc = sb_proxy_run(&cfg.net, audit, control, lfd, path ? path : "");
+	int rc = sb_proxy_run(list, audit, control, lfd, path ? path : "");
 	remove_socket_if_ours();
 	if (socket_dir)
 		nftw(socket_dir, remove_ours, 8, FTW_DEPTH | FTW_PHYS);
 	return rc;
+}
+
+/* sagebox's own proxy (net/spawn.c): --control-fd N --socket-dir DIR
+ * --sandbox-user U --audit-log PATH and no config: the allow-list is the
+ * one sagebox parsed, the first message on the control socket. */
+static int for_sagebox(int argc, char **argv)
+{
+	const char *socket_dir = NULL, *user = "", *audit_log = "";
+	int control = -1;
+	for (int i = 1; i < argc; i += 2) {
+		const char *flag = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
+		if (value && !strcmp(flag, "--control-fd"))
+			control = atoi(value);
+		else if (value && !strcmp(flag, "--socket-dir"))
+			socket_dir = value;
+		else if (value && !strcmp(flag, "--sandbox-user"))
+			user = value;
+		else if (value && !strcmp(flag, "--audit-log"))
+			audit_log = value;
+		else {
+			fprintf(stderr, "sagebox: proxy: unknown argument '%s' (with --control-fd: --socket-dir, "
+					"--sandbox-user, --audit-log, each with a value)\n",
+				flag);
+			return SB_EXIT_USAGE;
+		}
+	}
+	struct sb_netlist list;
+	const char *why = NULL;
+	if (control < 0 || sb_proxy_list_recv(control, &list, &why)) {
+		fprintf(stderr, "sagebox: proxy: no allow-list from sagebox: %s\n", why ? why : "no --control-fd");
+		return SB_EXIT_USAGE;
+	}
+	return serve(&list, user, audit_log, control, NULL, socket_dir);
+}
+
+int sb_cli_proxy(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--control-fd"))
+			return for_sagebox(argc, argv);
+	struct sb_config cfg;
+	char **rest = calloc((size_t)argc + 1, sizeof *rest);
+	int nrest = 0;
+	const char *path = NULL;
+	if (!rest || sb_cli_load_settings(argc, argv, &cfg, rest, &nrest)) {
+		free(rest);
+		return SB_EXIT_USAGE;
+	}
+	for (int i = 1; i < nrest; i++) {
+		if (!strcmp(rest[i], "--listen") && i + 1 < nrest)
+			path = rest[++i];
+		else {
+			fprintf(stderr, "sagebox: proxy: unknown argument '%s'\n"
+					"usage: sagebox proxy --network LIST --listen SOCKET_PATH\n",
+				rest[i]);
+			free(rest);
+			return SB_EXIT_USAGE;
+		}
+	}
+	free(rest);
+	if (!path) {
+		fprintf(stderr, "sagebox: proxy: give --listen SOCKET_PATH\n");
+		return SB_EXIT_USAGE;
+	}
+	if (!cfg.net.n) {
+		fprintf(stderr, "sagebox: proxy: the network setting is none: nothing would be allowed\n"
+				"sagebox: hint: give --network HOSTS (or set network in the config file)\n");
+		return SB_EXIT_USAGE;
+	}
+	return serve(&cfg.net, cfg.sandbox_user, cfg.audit_log, -1, path, NULL);
 }

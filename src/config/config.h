@@ -16,7 +16,7 @@
 #include "core/handle.h"
 #include "core/limits.h"
 #include "core/paths.h"
-#include "net/allowlist.h"
+#include "config/netlist.h"
 #include "util/error.h"
 
 enum sb_isolation { SB_ISOLATION_WARM, SB_ISOLATION_FRESH };

@@ -93,6 +93,18 @@ json_t *sb_result_to_json(const struct sb_result *r)
 			json_object_set_new(o, "hint", json_string(r->hint));
 	}
 	sb_display_to_json(&r->display, o);
+	if (r->n_net_refused) {
+		json_t *a = json_array();
+		for (unsigned i = 0; i < r->n_net_refused; i++) {
+			const struct sb_net_refusal *x = &r->net_refused[i];
+			json_array_append_new(a, json_pack("{s:s, s:s, s:i, s:i, s:s}", "sandbox", x->sandbox, "host",
+							   x->host, "port", (int)x->port, "status", (int)x->status, "why",
+							   x->why));
+		}
+		json_object_set_new(o, "network_refused", a);
+		if (r->net_refused_more)
+			json_object_set_new(o, "network_refused_more", json_integer(r->net_refused_more));
+	}
 	json_object_set(o, "sandbox", r->sandbox ? r->sandbox : json_null());
 	return o;
 }

@@ -18,6 +18,19 @@ struct sb_stream {
 	uint64_t total_bytes; /* bytes the code wrote to the stream, kept or not */
 };
 
+/* A connection the network proxy refused while the job ran, as the proxy
+ * reported it (not read from the code's output): which sandbox (its label
+ * in the proxy's audit), the host and port asked for, and why. A result
+ * keeps the first SB_NET_REFUSALS_MAX. */
+#define SB_NET_REFUSALS_MAX 4
+struct sb_net_refusal {
+	char sandbox[128];
+	char host[256];
+	unsigned port;
+	unsigned status;     /* the proxy's answer: 403 refused, 400 not a request, 502 unreachable, 503 too many */
+	char why[200];
+};
+
 /* Files one result links at most (the driver's written.py lists as many),
  * and the longest path taken. */
 #define SB_WRITTEN_MAX 20
@@ -45,6 +58,9 @@ struct sb_result {
 	 * none), at most SB_WRITTEN_MAX, and how many more there were. */
 	json_t *written;
 	unsigned written_more;
+	/* What the network proxy refused this job (and how many more). */
+	struct sb_net_refusal net_refused[SB_NET_REFUSALS_MAX];
+	unsigned n_net_refused, net_refused_more;
 };
 
 void sb_result_init(struct sb_result *r);

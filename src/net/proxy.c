@@ -1,6 +1,7 @@
 /* The proxy's loop: listening sockets per sandbox, the control
- * socket, relaying bytes both ways, the caps and the idle sweep, the audit
- * line. Where a request may go is proxy_decide.c. */
+ * socket, relaying bytes both ways, the caps and the idle sweep. Where a
+ * request may go is proxy_decide.c; a connection's answer, audit line
+ * and end are proxy_conn.c's. */
 #include "net/proxy.h"
 
 #include <errno.h>
@@ -24,136 +25,14 @@
 #include "net/dest.h"
 #include "net/request.h"
 #include "net/proxy_conn.h"
+#include "net/proxy_control.h"
+#include "net/proxy_decide.h"
 #include "util/clock.h"
 
 /* Seconds on the monotonic clock (idle and head deadlines). */
 static time_t now_s(void)
 {
 	return (time_t)(sb_now_ms() / 1000);
-}
-
-static void audit_line(struct proxy *px, const char *who, const char *host, unsigned port, bool allowed,
-		       const char *reason, uint64_t up, uint64_t down)
-{
-	if (px->audit_fd < 0)
-		return;
-	json_t *o = json_pack("{s:s, s:s, s:s, s:i, s:b, s:s?, s:I, s:I}", "event", "network", "sandbox", who,
-			      "host", host, "port", (int)port, "allowed", allowed, "reason", reason, "bytes_up",
-			      (json_int_t)up, "bytes_down", (json_int_t)down);
-	char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
-	if (s) {
-		size_t n = strlen(s);
-		s[n] = '\n'; /* json_dumps leaves room only for its NUL: write n + 1 of it */
-		if (write(px->audit_fd, s, n + 1) < 0) {
-			/* the log is best effort here: the connection is already decided */
-		}
-	}
-	free(s);
-	json_decref(o);
-}
-
-static void audit(struct proxy *px, struct conn *c)
-{
-	audit_line(px, c->who, c->have_req ? c->req.host : "", c->have_req ? c->req.port : 0, c->allowed,
-		   c->refused[0] ? c->refused : c->connect_err[0] ? c->connect_err : NULL, c->up, c->down);
-}
-
-/* Whether the client's next bytes can be taken now: relayed (room in c2u,
- * nothing that came with the head still waiting), or dropped (after the
- * request's message, or after our answer). */
-static bool client_readable(const struct conn *c)
-{
-	if (c->c_eof)
-		return false;
-	if (c->close_after_flush || (c->framed && c->body.done))
-		return true;
-	return !px_pending(c) && c->c2u.len < BUF;
-}
-
-/* Interest of one end, from the buffers: read while there is room and no
- * EOF, write while there is something to send. */
-void px_arm(struct proxy *px, struct conn *c)
-{
-	struct epoll_event ev;
-	if (c->cfd >= 0) {
-		ev.events = 0;
-		if (c->st == S_HEAD || (c->st == S_RELAY && client_readable(c)))
-			ev.events |= EPOLLIN;
-		if (c->u2c.len)
-			ev.events |= EPOLLOUT;
-		ev.data.ptr = &c->hc;
-		epoll_ctl(px->ep, EPOLL_CTL_MOD, c->cfd, &ev);
-	}
-	if (c->ufd >= 0) {
-		ev.events = 0;
-		if (c->st == S_CONNECTING)
-			ev.events = EPOLLOUT;
-		else {
-			if (!c->u_eof && c->u2c.len < BUF)
-				ev.events |= EPOLLIN;
-			if (c->c2u.len)
-				ev.events |= EPOLLOUT;
-		}
-		ev.data.ptr = &c->hu;
-		epoll_ctl(px->ep, EPOLL_CTL_MOD, c->ufd, &ev);
-	}
-}
-
-static void listener_free(struct proxy *px, struct listener *l)
-{
-	for (struct listener **p = &px->listeners; *p; p = &(*p)->next)
-		if (*p == l) {
-			*p = l->next;
-			break;
-		}
-	if (l->fd >= 0)
-		close(l->fd);
-	free(l);
-}
-
-/* Send the untold outcomes to the server, without waiting: a server that
- * has not read them for a while (no scrape) gets them with a later tally. */
-static void tell_tally(struct proxy *px)
-{
-	uint64_t *u = px->untold;
-	if (px->control_fd < 0 || !(u[PX_ALLOWED] | u[PX_REFUSED] | u[PX_FAILED]))
-		return;
-	char msg[SB_PROXY_MSG_MAX];
-	int n = snprintf(msg, sizeof msg, SB_PROXY_TALLY, (unsigned long long)u[PX_ALLOWED],
-			 (unsigned long long)u[PX_REFUSED], (unsigned long long)u[PX_FAILED]);
-	if (send(px->control_fd, msg, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL) == n)
-		memset(px->untold, 0, sizeof px->untold);
-}
-
-void px_conn_close(struct proxy *px, struct conn *c)
-{
-	if (c->st == S_RESOLVING || c->st == S_DONE) { /* the lookup thread still holds it: finish when it reports */
-		c->st = S_DONE;
-		return;
-	}
-	if (!c->audited)
-		audit(px, c);
-	px->untold[c->refused[0] ? PX_REFUSED : c->connected ? PX_ALLOWED : PX_FAILED]++;
-	tell_tally(px);
-	if (c->cfd >= 0)
-		close(c->cfd);
-	if (c->ufd >= 0)
-		close(c->ufd);
-	if (c->ai)
-		freeaddrinfo(c->ai);
-	if (c->have_req)
-		sb_proxy_req_free(&c->req);
-	for (struct conn **p = &px->conns; *p; p = &(*p)->next)
-		if (*p == c) {
-			*p = c->next;
-			break;
-		}
-	struct listener *l = c->l;
-	if (c->over_cap)
-		l->over--;
-	free(c);
-	if (--l->conns == 0 && l->gone)
-		listener_free(px, l);
 }
 
 /* Move bytes from fd into b; 0 ok, -1 closed or failed (eof set). */
@@ -192,43 +71,6 @@ static int drop_client_bytes(struct conn *c)
 		return 0;
 	c->c_eof = true;
 	return r < 0 ? -1 : 0;
-}
-
-/* A plain request's new bytes at the end of c2u (from `before` on): keep
- * the message's, drop what follows it. -1: its framing is broken (these
- * bytes and all after them stay here). */
-static int frame(struct conn *c, size_t before)
-{
-	const char *why;
-	char *at = c->c2u.data + c->c2u.off + before;
-	ssize_t n = sb_proxy_body_take(&c->body, at, c->c2u.len - before, &why);
-	if (n < 0) {
-		snprintf(c->connect_err, sizeof c->connect_err, "the request body's framing is broken: %s", why);
-		c->body.done = true;
-		c->c2u.len = before;
-		return -1;
-	}
-	c->c2u.len = before + (size_t)n;
-	return 0;
-}
-
-int px_feed_pending(struct conn *c)
-{
-	struct pipe_buf *b = &c->c2u;
-	if (b->off && b->len == 0)
-		b->off = 0;
-	size_t room = BUF - b->off - b->len, n = px_pending(c);
-	n = n < room ? n : room;
-	if (!n)
-		return 0;
-	memcpy(b->data + b->off + b->len, c->head + c->pending_off, n);
-	size_t before = b->len;
-	b->len += n;
-	c->pending_off += n;
-	int rc = frame(c, before);
-	if (rc || c->body.done)
-		c->pending_off = c->head_n; /* the rest is not the request's: never sent */
-	return rc;
 }
 
 static int drain(int fd, struct pipe_buf *b)
@@ -271,7 +113,7 @@ static void on_client(struct proxy *px, struct conn *c, uint32_t ev)
 		px_conn_close(px, c);
 		return;
 	}
-	if (!(ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) || !client_readable(c))
+	if (!(ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) || !px_client_readable(c))
 		return;
 	if (c->close_after_flush || (c->framed && c->body.done)) {
 		if (drop_client_bytes(c))
@@ -279,7 +121,7 @@ static void on_client(struct proxy *px, struct conn *c, uint32_t ev)
 		return;
 	}
 	size_t before = c->c2u.len;
-	if (fill(c->cfd, &c->c2u, &c->c_eof, &c->up, &c->l->up) || (c->framed && frame(c, before)))
+	if (fill(c->cfd, &c->c2u, &c->c_eof, &c->up, &c->l->up) || (c->framed && px_frame(c, before)))
 		px_conn_close(px, c);
 }
 
@@ -326,7 +168,7 @@ static void settle(struct proxy *px, struct conn *c)
 			return;
 		}
 		if (!c->u2c.len && !c->lingering) {
-			audit(px, c); /* now, not at the client's EOF: the answer is out */
+			px_audit(px, c); /* now, not at the client's EOF: the answer is out */
 			c->audited = true;
 			shutdown(c->cfd, SHUT_WR);
 			c->lingering = true;
@@ -368,9 +210,7 @@ static void accept_one(struct proxy *px, struct listener *l)
 				 l->conns);
 		else
 			snprintf(why, sizeof why, "closed unread: the proxy is out of memory");
-		audit_line(px, l->who, "", 0, false, why, 0, 0);
-		px->untold[PX_REFUSED]++;
-		tell_tally(px);
+		px_audit_line(px, l->who, "", 0, false, why, 0, 0);
 		return;
 	}
 	if (working >= SB_PROXY_CONNS_MAX) {
@@ -445,7 +285,7 @@ static void listener_del(struct proxy *px, unsigned id)
 		for (struct listener *k = px->listeners; k; k = k->next)
 			if (k == l) {
 				if (!l->conns)
-					listener_free(px, l);
+					px_listener_free(px, l);
 				break;
 			}
 		return;
@@ -491,7 +331,7 @@ static void close_all(struct proxy *px)
 		n = c->next;
 		snprintf(c->connect_err, sizeof c->connect_err, "sagebox ended");
 		if ((c->st == S_RESOLVING || c->st == S_DONE) && !c->audited)
-			audit(px, c); /* the lookup thread still holds it */
+			px_audit(px, c); /* the lookup thread still holds it */
 		else
 			px_conn_close(px, c);
 	}
@@ -499,7 +339,7 @@ static void close_all(struct proxy *px)
 
 static void sweep(struct proxy *px)
 {
-	tell_tally(px);
+	px_tell_tally(px);
 	time_t t = now_s();
 	for (struct conn *c = px->conns, *n; c; c = n) {
 		n = c->next;

@@ -1,7 +1,9 @@
 /* Where a request may go: the head parsed, the allow-list
  * asked, the name looked up on a short thread, every address checked
  * (DNS rebinding, SSRF) and exactly a checked one connected to; refusals
- * answered in one line. The loop is proxy.c. */
+ * answered in one line (proxy_conn.c). The loop is proxy.c. */
+#include "net/proxy_decide.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -14,46 +16,6 @@
 #include <arpa/inet.h>
 
 #include "net/dest.h"
-#include "net/proxy.h"
-#include "net/proxy_conn.h"
-
-/* Answer the client and close once it is sent: 403 for a refusal, 400 for
- * a request that is not one, 502 when the host cannot be reached. The body
- * is one line, for the model that reads the error. */
-void px_answer(struct proxy *px, struct conn *c, int code, const char *fmt, ...)
-{
-	const char *phrase = code == 403   ? "Forbidden"
-			     : code == 400 ? "Bad Request"
-			     : code == 503 ? "Service Unavailable"
-			     : code == 504 ? "Gateway Timeout"
-					   : "Bad Gateway";
-	char body[512];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(body, sizeof body, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof body - 1)
-		n = (int)strlen(body);
-	body[n++] = '\n';
-	body[n] = '\0';
-	if (code == 403 || code == 400 || code == 503)
-		snprintf(c->refused, sizeof c->refused, "%.*s", n - 1, body);
-	int h = snprintf(c->u2c.data, BUF,
-			 "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\n"
-			 "Connection: close\r\nX-Sagebox-Refused: network\r\n\r\n%s",
-			 code, phrase, n, body);
-	c->u2c.off = 0;
-	c->u2c.len = h > 0 && h < BUF ? (size_t)h : 0;
-	c->close_after_flush = true;
-	c->pending_off = c->head_n; /* nothing more of the client's goes anywhere */
-	if (c->ufd >= 0) {
-		close(c->ufd);
-		c->ufd = -1;
-	}
-	c->st = S_RELAY;
-	c->u_eof = true;
-	px_arm(px, c);
-}
 
 /* A lookup thread: resolve, then hand the connection back to the loop
  * through a pipe (a pointer is written whole: PIPE_BUF). */

@@ -10,13 +10,13 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "net/allowlist.h"
+#include "config/netlist.h"
 
 #define SB_PROXY_HEAD_MAX 16384
 
 struct sb_proxy_req {
 	bool connect;               /* CONNECT: a tunnel after "200" */
-	char host[SB_NET_HOST_MAX]; /* the requested name, normalised (allowlist.h) */
+	char host[SB_NET_HOST_MAX]; /* the requested name, normalised (config/netlist.h) */
 	bool host_is_ip;
 	unsigned port;
 	size_t head_len;            /* bytes of the client's input the head took */

@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "metrics/metrics.h"
-#include "net/proxy.h"
-#include "sandbox/native/native.h"
+#include "net/proxy_control.h"
+#include "sandbox/sandbox_user.h"
 #include "util/unix_socket.h"
 
 #define SOCK_NAME "proxy.sock"
@@ -37,30 +37,56 @@ pid_t sb_netproxy_pid(void)
 	return px.pid;
 }
 
-/* The proxy's tallies since the last render, counted for Prometheus
- * (proxy.h: "tally ALLOWED REFUSED FAILED"). The proxy runs as another
- * user and faces the sandboxes: a message that is not a tally, or a
- * count no connection rate could reach, is ignored, and a descriptor it
- * might pass along is not accepted (recv, no control buffer). */
+/* The refusals the proxy reported (proxy_control.h), the newest
+ * REFUSALS_KEPT of all sandboxes, each with its sandbox's socket id, in
+ * the order reported: refusals_seq counts them all; and the tallies of
+ * connections by outcome not yet counted for Prometheus (under px.lock). */
+#define REFUSALS_KEPT 64
+static struct {
+	unsigned slot;
+	struct sb_net_refusal r;
+} refusals[REFUSALS_KEPT];
+static unsigned refusals_seq;
+static uint64_t tallied[3];
+
+/* Under px.lock: every message the proxy has sent so far, the one reader
+ * of the control socket. It sends a refusal before it answers the code, so
+ * what the code saw refused is here once its call has ended. The proxy
+ * runs as another user and faces the sandboxes: a message that is neither
+ * is ignored, and a descriptor it might pass along is not accepted (recv,
+ * no control buffer). */
+static void drain_locked(void)
+{
+	char msg[SB_PROXY_REPORT_MAX + 1];
+	ssize_t n;
+	while (px.pid && (n = recv(px.control, msg, sizeof msg - 1, MSG_DONTWAIT)) > 0) {
+		unsigned id;
+		struct sb_net_refusal r;
+		uint64_t t[3];
+		if (!sb_proxy_refusal_parse(msg, (size_t)n, &id, &r)) {
+			refusals[refusals_seq % REFUSALS_KEPT].slot = id;
+			refusals[refusals_seq % REFUSALS_KEPT].r = r;
+			refusals_seq++;
+		} else if (!sb_proxy_tally_parse(msg, (size_t)n, t)) {
+			for (int i = 0; i < 3; i++)
+				tallied[i] += t[i];
+		}
+	}
+}
+
+/* At each scrape: the proxy's tallies since the last, counted. */
 static void collect_tally(void *ctx)
 {
 	(void)ctx;
 	static const char *const outcome[] = {"allowed", "refused", "failed"};
-	double sum[3] = {0, 0, 0};
-	char msg[SB_PROXY_MSG_MAX + 1];
-	ssize_t n;
+	uint64_t sum[3];
 	pthread_mutex_lock(&px.lock);
-	while (px.control >= 0 && (n = recv(px.control, msg, SB_PROXY_MSG_MAX, MSG_DONTWAIT)) > 0) {
-		msg[n] = '\0';
-		unsigned long long v[3];
-		if (sscanf(msg, SB_PROXY_TALLY, &v[0], &v[1], &v[2]) == 3 && v[0] < 1u << 30 && v[1] < 1u << 30 &&
-		    v[2] < 1u << 30)
-			for (int i = 0; i < 3; i++)
-				sum[i] += (double)v[i];
-	}
+	drain_locked();
+	memcpy(sum, tallied, sizeof sum);
+	memset(tallied, 0, sizeof tallied);
 	pthread_mutex_unlock(&px.lock);
 	for (int i = 0; i < 3; i++)
-		sb_metric_add(SB_M_PROXY_CONNECTIONS, sum[i], (const char *const[]){outcome[i]});
+		sb_metric_add(SB_M_PROXY_CONNECTIONS, (double)sum[i], (const char *const[]){outcome[i]});
 }
 
 static int give(const char *path)
@@ -73,7 +99,7 @@ int sb_netproxy_start(const struct sb_config *cfg, struct sb_error *err)
 	if (!cfg->net.n || px.pid)
 		return 0;
 	if (geteuid() == 0) {
-		if (nat_resolve_user(cfg->sandbox_user, &px.uid, &px.gid, err))
+		if (sb_sandbox_user_resolve(cfg->sandbox_user, &px.uid, &px.gid, err))
 			return -1;
 		px.chown_to = true;
 	}
@@ -91,24 +117,18 @@ int sb_netproxy_start(const struct sb_config *cfg, struct sb_error *err)
 	}
 	/* Everything the child needs, made before fork (the caller may have
 	 * threads: after fork only async-signal-safe calls). The proxy reads
-	 * the same config as we did, with the settings that matter given
-	 * explicitly. */
+	 * no config: its user and log are on its command line, its allow-list
+	 * is the one we parsed, the first message on the control socket. */
 	char fdnum[8];
 	snprintf(fdnum, sizeof fdnum, "%d", CONTROL_FD);
-	const char *argv[20];
+	const char *argv[12];
 	int n = 0;
 	argv[n++] = "sagebox";
 	argv[n++] = "proxy";
-	if (cfg->config_path[0]) {
-		argv[n++] = "--config";
-		argv[n++] = cfg->config_path;
-	}
 	argv[n++] = "--control-fd";
 	argv[n++] = fdnum;
 	argv[n++] = "--socket-dir";
 	argv[n++] = px.base;
-	argv[n++] = "--network";
-	argv[n++] = cfg->network;
 	argv[n++] = "--sandbox-user";
 	argv[n++] = cfg->sandbox_user;
 	argv[n++] = "--audit-log";
@@ -139,6 +159,11 @@ int sb_netproxy_start(const struct sb_config *cfg, struct sb_error *err)
 	}
 	px.pid = pid;
 	px.control = sv[0];
+	if (sb_proxy_list_send(px.control, &cfg->net)) {
+		sb_fail(err, "network proxy: cannot hand it the allow-list: %s", strerror(errno));
+		sb_netproxy_stop();
+		return -1;
+	}
 	sb_metrics_collector_add(collect_tally, NULL);
 	return 0;
 }
@@ -254,6 +279,35 @@ void sb_netproxy_who(const struct sb_netslot *slot, const char *who)
 	char msg[SB_PROXY_MSG_MAX];
 	control_msg(msg, sizeof msg, "who", slot->id, who);
 	tell(msg);
+}
+
+unsigned sb_netproxy_mark(const struct sb_netslot *slot)
+{
+	if (!slot->id)
+		return 0;
+	pthread_mutex_lock(&px.lock);
+	drain_locked();
+	unsigned mark = refusals_seq;
+	pthread_mutex_unlock(&px.lock);
+	return mark;
+}
+
+void sb_netproxy_refusals(const struct sb_netslot *slot, unsigned mark, struct sb_result *res)
+{
+	if (!slot->id)
+		return;
+	pthread_mutex_lock(&px.lock);
+	drain_locked();
+	unsigned from = refusals_seq - mark > REFUSALS_KEPT ? refusals_seq - REFUSALS_KEPT : mark;
+	for (unsigned seq = from; seq != refusals_seq; seq++) {
+		if (refusals[seq % REFUSALS_KEPT].slot != slot->id)
+			continue;
+		if (res->n_net_refused < SB_NET_REFUSALS_MAX)
+			res->net_refused[res->n_net_refused++] = refusals[seq % REFUSALS_KEPT].r;
+		else
+			res->net_refused_more++;
+	}
+	pthread_mutex_unlock(&px.lock);
 }
 
 void sb_netproxy_del(struct sb_netslot *slot)

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "config/config.h"
+#include "core/result.h"
 #include "util/error.h"
 
 struct sb_netslot {
@@ -32,6 +33,13 @@ int sb_netproxy_add(const char *who, struct sb_netslot *slot, struct sb_error *e
 /* The sandbox now serves `who` (a client's call, session or job): the
  * audit names it for connections made from now on. No-op without a socket. */
 void sb_netproxy_who(const struct sb_netslot *slot, const char *who);
+/* What the proxy refused a sandbox, as the proxy reports it on the
+ * control socket (proxy_control.h), never read from the code's output: a
+ * mark taken when a call starts, then the refusals of slot's sandbox since
+ * that mark, into res (the first SB_NET_REFUSALS_MAX, and how many more).
+ * No-op without a socket. */
+unsigned sb_netproxy_mark(const struct sb_netslot *slot);
+void sb_netproxy_refusals(const struct sb_netslot *slot, unsigned mark, struct sb_result *res);
 /* The sandbox ended: the proxy closes its socket and connections. */
 void sb_netproxy_del(struct sb_netslot *slot);
 /* Hang up on the proxy (it exits and removes its directory) and reap it. */

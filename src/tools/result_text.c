@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "core/limits.h"
-#include "net/note.h"
+#include "config/netlist.h"
 #include "core/display_out.h"
 
 static void put_stream(FILE *f, const struct sb_stream *s)
@@ -73,6 +73,29 @@ static void advice(FILE *f, const struct sb_result *r, const struct sb_tool *t, 
 	}
 }
 
+/* What the network proxy refused while the code ran (as the proxy told the
+ * runner, never guessed from the output), in one line: without it a model
+ * reads a 40-line urllib traceback and cannot tell whether to retry. */
+static void network_note(FILE *f, const struct sb_result *r, const struct sb_config *cfg)
+{
+	if (!r->n_net_refused)
+		return;
+	const struct sb_net_refusal *x = &r->net_refused[0];
+	char hosts[1024];
+	sb_netlist_format(&cfg->net, hosts, sizeof hosts);
+	unsigned more = r->n_net_refused - 1 + r->net_refused_more;
+	bool refused = x->status == 403; /* the list says no: the same call gets the same answer */
+	const char *did = refused ? "refused" : x->status == 502 || x->status == 504 ? "could not reach" : "did not serve";
+	fprintf(f, "[network] Only these hosts are reachable, through sagebox's proxy: %s (setting: network). ", hosts);
+	if (x->host[0])
+		fprintf(f, "The proxy %s %s:%u (%s)", did, x->host, x->port, x->why);
+	else
+		fprintf(f, "The proxy %s a connection (%s)", did, x->why);
+	if (more)
+		fprintf(f, ", and %u more connection%s", more, more == 1 ? "" : "s");
+	fputs(refused ? ": retrying will not help.\n" : ".\n", f);
+}
+
 char *sb_result_text(const struct sb_result *r, const struct sb_tool *t, const struct sb_config *cfg)
 {
 	char *buf = NULL, verdict[1024];
@@ -100,14 +123,7 @@ char *sb_result_text(const struct sb_result *r, const struct sb_tool *t, const s
 	truncation(f, "stdout", &r->out, r);
 	truncation(f, "stderr", &r->err, r);
 	advice(f, r, t, cfg);
-	char note_buf[1280];
-	const char *note = NULL;
-	if (!r->internal_error && has_err)
-		note = sb_net_failure_note(r->err.data, r->err.len, &cfg->net, note_buf, sizeof note_buf);
-	if (!note && !r->internal_error && has_out)
-		note = sb_net_failure_note(r->out.data, r->out.len, &cfg->net, note_buf, sizeof note_buf);
-	if (note)
-		fprintf(f, "%s\n", note);
+	network_note(f, r, cfg);
 	fclose(f);
 	/* Drop the final newline: the block ends with the verdict or advice. */
 	if (size > 0 && buf[size - 1] == '\n')

@@ -133,6 +133,13 @@ json_t *sb_run_output_schema(void)
 	 * figure's metadata (its bytes are its image content block), and what
 	 * was not shown. */
 	sb_display_schema(props);
+	/* What the network proxy refused the call, as it reported it. */
+	json_object_set_new(props, "network_refused",
+			    json_pack("{s:s, s:{s:s, s:{s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}}}}", "type", "array",
+				      "items", "type", "object", "properties", "sandbox", "type", "string", "host",
+				      "type", "string", "port", "type", "integer", "status", "type", "integer", "why",
+				      "type", "string"));
+	json_object_set_new(props, "network_refused_more", json_pack("{s:s}", "type", "integer"));
 	return o;
 }
 

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "net/allowlist.h"
+#include "config/netlist.h"
 #include "net/request.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

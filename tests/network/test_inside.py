@@ -203,6 +203,32 @@ def test_redirect_to_a_refused_host(warm, origin):
     assert out == "403 sagebox: refused.test:80 is not in the network allow-list (setting: network)\n", out
 
 
+REFUSED_QUIETLY = """import urllib.request
+try:
+    urllib.request.urlopen("http://oeis.org/A000108", timeout=20)
+except Exception:
+    pass
+print("done")
+"""
+
+
+def test_a_refusal_reaches_the_result_from_the_proxy(warm, fresh):
+    # The proxy tells the runner what it refused (which sandbox, which host,
+    # why): the result carries it, and the model's line, though the code
+    # printed nothing of the error.
+    for m in (warm, fresh):
+        r = m.call("run_python", {"code": REFUSED_QUIETLY})
+        s = r["structuredContent"]
+        assert s["stdout"] == "done\n", s
+        (x,) = s["network_refused"]
+        assert (x["host"], x["port"], x["status"]) == ("oeis.org", 80, 403), x
+        assert "not in the network allow-list" in x["why"] and "a call" in x["sandbox"], x
+        assert "[network] Only these hosts are reachable" in r["content"][0]["text"], r
+    # What the code prints is not a refusal, whatever it says.
+    r = warm.call("run_python", {"code": "print('oeis.org:80 is not in the network allow-list')"})
+    assert "network_refused" not in r["structuredContent"] and "[network]" not in r["content"][0]["text"], r
+
+
 def test_no_way_around_the_proxy(warm, origin):
     r = py(warm, AROUND + f"""
 print(tcp(("127.0.0.1", {origin})), tcp(("10.1.2.3", 80)), udp(("8.8.8.8", 53), q), udp(("127.0.0.53", 53), q),

@@ -233,6 +233,7 @@ static void run(struct sess *s, const struct sb_job *job, const char *op, const 
 	/* (an interact it displays is moved in this session) */
 	snprintf(cap.display.session, sizeof cap.display.session, "%s", s->id);
 	struct sb_sup sup;
+	unsigned net_mark = sb_netproxy_mark(&s->w->net);
 	sb_sup_init(&sup, &x.f, &cap.sink, (uint64_t)job->limits.timeout_s * 1000, hooks, NULL);
 	json_t *h = json_pack("{s:s, s:I, s:s}", "type", "run", "id", x.in.id, "lang", sb_lang_name(job->lang));
 	json_object_set_new(h, "code_bytes", json_integer((json_int_t)job->code_len));
@@ -277,6 +278,7 @@ static void run(struct sess *s, const struct sb_job *job, const char *op, const 
 		*state = x.state;
 		x.state = NULL;
 	}
+	sb_netproxy_refusals(&s->w->net, net_mark, res);
 	sess_feeder_fini(&x);
 }
 

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "net/proxy.h"
+#include "net/proxy_control.h"
 #include "runner/capture.h"
 #include "runner/warm/command.h"
 #include "runner/warm/driver_code.h"

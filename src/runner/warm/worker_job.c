@@ -221,6 +221,7 @@ enum sb_wrun sb_worker_run(struct sb_worker *w, const struct sb_job *job, const 
 			   struct sb_sink *sink, struct sb_result *res)
 {
 	sb_worker_net_serves(w, job->owner, "a call", NULL);
+	unsigned net_mark = sb_netproxy_mark(&w->net);
 	/* A fresh worker's ready frame may come before the job starts. */
 	unsigned types = SB_WP_WORKER_TYPES & ~(w->fresh && !w->ready ? 0u : 1u << SB_WP_READY);
 	struct frames_feeder x = {
@@ -259,6 +260,7 @@ enum sb_wrun sb_worker_run(struct sb_worker *w, const struct sb_job *job, const 
 		/* Fresh: what the backend verified, as is (the job has the
 		 * sandbox's own limits). */
 		res->sandbox = w->fresh ? json_deep_copy(w->sb.enforced) : sandbox_json(w);
+		sb_netproxy_refusals(&w->net, net_mark, res);
 	}
 	sb_buf_free(&x.tx);
 	return rc;

@@ -257,15 +257,12 @@ noreturn void nat_command_main(struct nat_plan *p);        /* command.c */
 
 /* ---- steps (one file each) ---- */
 /* userns.c */
-int nat_drop_root(uid_t uid, gid_t gid);                   /* -1 + errno */
 int nat_userns_enter(uid_t host_uid, gid_t host_gid, const char **step); /* -1 + errno */
 /* Why user namespaces cannot be created here, from the sysctls; returns
  * false when nothing explains it. Not async-signal-safe (stdio): caller only. */
 bool nat_userns_diagnose(int errnum, char *msg, size_t msgn, char *hint, size_t hintn);
 /* Fork a probe that tries the namespaces as spawn would; 0 ok, else errno. */
 int nat_userns_probe(uid_t uid, gid_t gid, bool drop_root, const char **step);
-/* Resolve the sandbox user (name or number) for a root caller. */
-int nat_resolve_user(const char *name, uid_t *uid, gid_t *gid, struct sb_error *err);
 
 /* mounts.c, dev.c, etc.c: the new root, built in init. die on error. */
 void nat_build_root(const struct nat_plan *p);

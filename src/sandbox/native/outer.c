@@ -17,6 +17,7 @@
 
 #include "core/exit_status.h"
 #include "sandbox/native/native.h"
+#include "sandbox/sandbox_user.h"
 #include "util/fd.h"
 
 /* Put the child's descriptors on fixed slots and close everything else the
@@ -144,7 +145,7 @@ noreturn void nat_outer_main(struct nat_plan *p)
 	/* Host root must never reach the sandbox: become an unprivileged uid
 	 * before any namespace exists, so no id mapping can give the code
 	 * root's access to host files. */
-	if (p->drop_root && nat_drop_root(p->host_uid, p->host_gid) != 0)
+	if (p->drop_root && sb_sandbox_user_become(p->host_uid, p->host_gid) != 0)
 		nat_child_fail("identity", errno, "cannot drop from root to uid %u", (unsigned)p->host_uid);
 	/* The caller may have died between fork and here: then stop. */
 	if (getppid() != p->caller_pid)

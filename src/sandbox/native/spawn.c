@@ -15,6 +15,7 @@
 
 #include "sandbox/backends.h"
 #include "sandbox/native/native.h"
+#include "sandbox/sandbox_user.h"
 #include "util/fd.h"
 
 #define SETUP_TIMEOUT_MS 60000
@@ -216,7 +217,7 @@ static int native_spawn(void *self, const struct sb_sandbox_req *req, struct sb_
 	p->caller_pid = getpid();
 	p->drop_root = geteuid() == 0;
 	if (p->drop_root) {
-		if (nat_resolve_user(ns->sandbox_user, &p->host_uid, &p->host_gid, err) != 0)
+		if (sb_sandbox_user_resolve(ns->sandbox_user, &p->host_uid, &p->host_gid, err) != 0)
 			goto fail;
 	} else {
 		p->host_uid = geteuid();

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "sandbox/native/native.h"
+#include "sandbox/sandbox_user.h"
 
 static json_t *exe(const char *path)
 {
@@ -27,7 +28,7 @@ json_t *nat_status(void *self)
 	bool root = uid == 0;
 	if (root) {
 		struct sb_error e = {0};
-		if (nat_resolve_user(ns->sandbox_user, &uid, &gid, &e) != 0) {
+		if (sb_sandbox_user_resolve(ns->sandbox_user, &uid, &gid, &e) != 0) {
 			ok = false;
 			snprintf(msg, sizeof msg, "%s", e.msg);
 			snprintf(hint, sizeof hint, "%s", e.hint);

@@ -1,4 +1,4 @@
-#include "net/allowlist.h"
+#include "config/netlist.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>

@@ -5,9 +5,10 @@
  *   HOST:PORT   that name on that port only
  *   *.DOMAIN    any subdomain of DOMAIN (not DOMAIN itself), ports 80 and 443;
  *               *.DOMAIN:PORT likewise on PORT
- * Pure data, no I/O: the config parses it, the proxy matches against it. */
-#ifndef SAGEBOX_NET_ALLOWLIST_H
-#define SAGEBOX_NET_ALLOWLIST_H
+ * Pure data, no I/O. The config owns it: it parses the setting once, and
+ * the proxy (net/) gets the parsed list and matches against it. */
+#ifndef SAGEBOX_CONFIG_NETLIST_H
+#define SAGEBOX_CONFIG_NETLIST_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -39,7 +40,7 @@ int sb_net_host_normalise(const char *host, size_t len, char *out, size_t out_si
 
 /* Is (host, port) on the list? host as normalised above. The proxy asks
  * twice: for the requested name, and, when that resolves to a loopback,
- * private or link-local address, for the address itself (dest.h). */
+ * private or link-local address, for the address itself (net/dest.h). */
 bool sb_netlist_allows(const struct sb_netlist *l, const char *host, unsigned port);
 
 /* The list, for the model and for status: "pypi.org, *.oeis.org:8080"
