@@ -6,7 +6,7 @@
  *   {"kind":"interact", "id", "controls":[...], "manual",
  *    "session_id" (the session whose interact_update moves it)
  *      or "note" (a stateless call: the controls need a session),
- *    "items":[entries as "display"'s]}
+ *    "items":[entries as "display"'s, which display_out.c adds]}
  *
  * The model gets a line naming the controls; the rendering's own lines
  * follow it, as any item's. */
@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include "core/display_item.h"
-#include "core/display_out.h"
 #include "core/interact.h"
 
 #define NO_SESSION_NOTE                                                                                           \
@@ -42,7 +41,6 @@ static json_t *entry(const struct sb_display *d, const struct sb_display_item *i
 		json_object_set_new(e, "session_id", json_string(d->session));
 	else
 		json_object_set_new(e, "note", json_string(NO_SESSION_NOTE));
-	json_object_set_new(e, "items", sb_display_entries(d, (long)(it - d->v)));
 	return e;
 }
 

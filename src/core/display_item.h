@@ -63,7 +63,8 @@ struct sb_display_kind {
 	bool takes_picture;
 	/* The items after one of this kind, up to its end record ('E' and its
 	 * byte), are its own (an interact's first rendering): its entry holds
-	 * theirs. One at a time: another of these inside is refused. */
+	 * theirs as "items", which display_out.c adds (a kind never walks the
+	 * list). One at a time: another of these inside is refused. */
 	bool opens_group;
 	/* Check the bytes (it->data, it->len: NUL-terminated) and keep what
 	 * the kind needs of them (it->value, sizes). 0: kept; 1: refused, why

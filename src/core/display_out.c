@@ -63,8 +63,13 @@ json_t *sb_display_entries(const struct sb_display *d, long group)
 		if (d->v[i].group != group)
 			continue;
 		json_t *e = d->v[i].kind->json(d, &d->v[i]);
-		if (e)
-			json_array_append_new(a, e);
+		if (!e)
+			continue;
+		/* A group's own items are entries as the list's are: the list
+		 * makes them, so a kind that opens one never calls back here. */
+		if (d->v[i].kind->opens_group)
+			json_object_set_new(e, "items", sb_display_entries(d, (long)i));
+		json_array_append_new(a, e);
 	}
 	return a;
 }

@@ -19,7 +19,7 @@
 #define SB_SESSION_ID_HEADER "Session-Id"
 #define SB_JOB_ID_HEADER "Job-Id"
 
-/* Shared by the handlers (session_tools.c). */
+/* Shared by the handlers (handler_shared.c). */
 /* The runner's sessions, or NULL with an error result already in out. */
 struct sb_sessions *sb_tools_sessions(struct sb_tool_ctx *ctx, struct sb_tool_result *out);
 /* The error result when the sandbox is not usable here: err (no runner:

@@ -14,7 +14,7 @@
 
 #include "util/fd.h"
 #include "workspaces/fsafe.h"
-#include "workspaces/sync.h"
+#include "workspaces/journal.h"
 
 /* The most bytes of a small JSON file of ours we read. */
 #define SMALL_JSON_MAX (256u << 10)

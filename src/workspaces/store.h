@@ -33,9 +33,8 @@
 #include <stdint.h>
 
 #include "util/error.h"
+#include "workspaces/ws.h"
 
-#define SB_WS_NAME_MAX 64             /* a workspace name's characters */
-#define SB_WS_CLIENT_MAX 80           /* "token-" + a token name */
 #define SB_WS_CLIENT_LOCAL "local"
 /* Entries (files and directories) one workspace may hold: the session's
  * tmpfs gets this many inodes, and a sync past it is refused. */
@@ -62,19 +61,6 @@ struct sb_ws_store {
  * (no such store when !create: errnum ENOENT). */
 int sb_ws_store_open(struct sb_ws_store *st, bool create, struct sb_error *err);
 void sb_ws_store_close(struct sb_ws_store *st);
-
-/* One workspace, opened. */
-struct sb_ws {
-	char client[SB_WS_CLIENT_MAX];
-	char name[SB_WS_NAME_MAX + 1];
-	int dir_fd;                      /* CLIENT/NAME, O_PATH */
-	int files_fd;                    /* CLIENT/NAME/files, O_PATH */
-	int lock_fd;                     /* CLIENT/NAME/lock, locked while held; -1 */
-	uint64_t cap;                    /* bytes its files may take while held */
-	uint64_t bytes;                  /* bytes its files take (allocated) */
-	uint64_t entries;                /* files and directories in it */
-	bool created;                    /* made by this open */
-};
 
 /* Open client's workspace name; create it when missing and create is set
  * (else -1 with errnum ENOENT: "no workspace NAME"). */

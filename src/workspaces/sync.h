@@ -32,7 +32,7 @@
 #include <stddef.h>
 
 #include "util/error.h"
-#include "workspaces/store.h"
+#include "workspaces/ws.h"
 
 /* The largest apparent size of a file kept (a sparse file may be larger
  * than the cap; the controller leaves bigger ones out, wsync.py). */
@@ -59,9 +59,4 @@ bool sb_ws_sync_failed(const struct sb_ws_sync *s, struct sb_error *err);
 int sb_ws_sync_end(struct sb_ws_sync *s, json_t **report, struct sb_error *err);
 /* Discard it (its stage removed) and free s. */
 void sb_ws_sync_abort(struct sb_ws_sync *s);
-
-/* At a hold: a committed journal is applied, an uncommitted stage
- * removed. */
-int sb_ws_journal_recover(struct sb_ws *ws, struct sb_error *err);
-
 #endif

@@ -15,7 +15,6 @@
 #include "core/display_kinds.h"
 #include "core/paths.h"
 #include "runner/capture.h"
-#include "runner/sessions/sess_ws.h"
 #include "util/clock.h"
 #include "util/fd.h"
 
@@ -209,16 +208,13 @@ void sess_feeder_fini(struct sess_feeder *x)
 json_t *sess_sandbox_json(struct sess *s)
 {
 	json_t *o = s->w->sb.enforced ? json_deep_copy(s->w->sb.enforced) : json_object();
-	json_t *sess = json_pack("{s:s, s:s, s:s, s:s}", "id", s->id, "lang", sb_lang_name(s->lang), "workspace",
-				 SB_SANDBOX_WORKSPACE, "memory_limit", s->w->sb_limits.memory);
-	if (s->ws) /* a named workspace, kept on disk: its name and cap */
-		json_object_update_new(sess, json_pack("{s:s, s:I}", "workspace_name", s->ws->ws.name, "workspace_cap_bytes",
-						       (json_int_t)s->ws->ws.cap));
-	json_object_set_new(o, "session", sess);
+	json_object_set_new(o, "session", json_pack("{s:s, s:s, s:s, s:s}", "id", s->id, "lang", sb_lang_name(s->lang),
+						     "workspace", SB_SANDBOX_WORKSPACE, "memory_limit",
+						     s->w->sb_limits.memory));
 	return o;
 }
 
-static void run(struct sess *s, const struct sb_job *job, const char *op, const struct sb_run_hooks *hooks,
+static bool run(struct sess *s, const struct sb_job *job, const char *op, const struct sb_run_hooks *hooks,
 		struct sb_result *res, struct sb_session_verdict *v, json_t **state)
 {
 	struct sess_feeder x;
@@ -228,7 +224,7 @@ static void run(struct sess *s, const struct sb_job *job, const char *op, const 
 	if (sess_feeder_init(&x, s, false) ||
 	    sb_capture_sink_init(&cap, job->limits.output_bytes, SB_SANDBOX_WORKSPACE)) {
 		res->internal_error = strdup("out of memory");
-		return;
+		return false;
 	}
 	/* (an interact it displays is moved in this session) */
 	snprintf(cap.display.session, sizeof cap.display.session, "%s", s->id);
@@ -270,26 +266,26 @@ static void run(struct sess *s, const struct sb_job *job, const char *op, const 
 	res->written = x.written;
 	res->written_more = x.written_more;
 	x.written = NULL;
-	if (x.done) {
+	if (x.done)
 		v->ws_changed = x.ws_changed;
-		sess_ws_note_done(s, x.ws_changed);
-	}
 	if (state) {
 		*state = x.state;
 		x.state = NULL;
 	}
 	sb_netproxy_refusals(&s->w->net, net_mark, res);
+	bool done = x.done;
 	sess_feeder_fini(&x);
+	return done;
 }
 
-void sess_run_call(struct sess *s, const struct sb_job *job, const struct sb_run_hooks *hooks, struct sb_result *res,
+bool sess_run_call(struct sess *s, const struct sb_job *job, const struct sb_run_hooks *hooks, struct sb_result *res,
 		   struct sb_session_verdict *v)
 {
-	run(s, job, NULL, hooks, res, v, NULL);
+	return run(s, job, NULL, hooks, res, v, NULL);
 }
 
-void sess_run_op(struct sess *s, const char *op, const struct sb_job *job, struct sb_result *res,
+bool sess_run_op(struct sess *s, const char *op, const struct sb_job *job, struct sb_result *res,
 		 struct sb_session_verdict *v, json_t **state)
 {
-	run(s, job, op, NULL, res, v, state);
+	return run(s, job, op, NULL, res, v, state);
 }

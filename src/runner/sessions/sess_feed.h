@@ -34,16 +34,19 @@ int sess_feeder_decode(struct sess_feeder *x, const struct sess_frame *fr, struc
 
 /* A call in the session's interpreter under the supervisor, its output in
  * a head+tail capture as a stateless call's: fills res and v. The caller
- * holds the interpreter (sess_take). */
-void sess_run_call(struct sess *s, const struct sb_job *job, const struct sb_run_hooks *hooks, struct sb_result *res,
+ * holds the interpreter (sess_take). Whether the interpreter answered it
+ * (its done frame came: v->ws_changed then says whether /work changed,
+ * which the caller hands to the workspace side, sess_ws_note_done). */
+bool sess_run_call(struct sess *s, const struct sb_job *job, const struct sb_run_hooks *hooks, struct sb_result *res,
 		   struct sb_session_verdict *v);
 /* The same for one of the interpreter's own operations on the workspace
  * (op "save" or "restore": driver/state.py), with job's limits and no
  * code; *state gets its report (new; NULL when it did not finish). */
-void sess_run_op(struct sess *s, const char *op, const struct sb_job *job, struct sb_result *res,
+bool sess_run_op(struct sess *s, const char *op, const struct sb_job *job, struct sb_result *res,
 		 struct sb_session_verdict *v, json_t **state);
 
-/* The backend's verified report of the session's sandbox, with the session. */
+/* The backend's verified report of the session's sandbox, with the session
+ * (a named workspace's name and cap: sess_ws_describe). */
 json_t *sess_sandbox_json(struct sess *s);
 
 #endif

@@ -128,7 +128,8 @@ int sess_ws_state(struct sess *s, const char *op, unsigned timeout_s, json_t **s
 	struct sb_session_verdict v;
 	memset(&v, 0, sizeof v);
 	sb_result_init(&res);
-	sess_run_op(s, op, &job, &res, &v, state);
+	if (sess_run_op(s, op, &job, &res, &v, state))
+		sess_ws_note_done(s, v.ws_changed);
 	int rc = 0;
 	if (v.closed) {
 		sb_fail(err, "session %s ended: %s", s->id, v.reason);
@@ -172,4 +173,12 @@ void sess_ws_finish(struct sess *s, unsigned save_s)
 	struct sb_error err = {0};
 	sess_ws_sync(s, true, &report, &err);
 	json_decref(report);
+}
+
+void sess_ws_describe(struct sess *s, json_t *sandbox)
+{
+	json_t *sess = json_object_get(sandbox, "session");
+	if (s->ws && sess)
+		json_object_update_new(sess, json_pack("{s:s, s:I}", "workspace_name", s->ws->ws.name, "workspace_cap_bytes",
+						       (json_int_t)s->ws->ws.cap));
 }

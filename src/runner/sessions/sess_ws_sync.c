@@ -1,5 +1,5 @@
 /* A workspace session's syncs, in the order they were asked (see
- * sess_ws.h). A sync is asked by sending the controller a `sync` request
+ * sess_ws_sync.h). A sync is asked by sending the controller a `sync` request
  * with an inbox of its own (held: the pump waits for the disk rather than
  * ending the session as a flood); the session's syncer thread takes the
  * requests one at a time, in the order they went out, which is the order
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runner/sessions/sess_ws.h"
+#include "runner/sessions/sess_ws_sync.h"
 #include "util/clock.h"
 #include "workspaces/sync.h"
 

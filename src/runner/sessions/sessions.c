@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "runner/sessions/sess_feed.h"
+#include "runner/sessions/sess_ws.h"
 #include "runner/sessions/sessreg.h"
 #include "sandbox/sandbox.h"
 #include "util/clock.h"
@@ -263,7 +264,9 @@ int sb_session_run(struct sb_sessions *ss, const char *owner, const char *id, co
 		res->cancelled = true; /* cancelled while it waited for its turn */
 	} else {
 		atomic_store(&s->used_ms, sb_now_ms());
-		sess_run_call(s, job, hooks, res, v);
+		if (sess_run_call(s, job, hooks, res, v))
+			sess_ws_note_done(s, v->ws_changed);
+		sess_ws_describe(s, res->sandbox);
 		sess_interacts_keep(s, res, v->restarted);
 		sess_give(s);
 		if (s->ws && !v->closed)

@@ -36,6 +36,8 @@
 #include "core/job.h"
 #include "core/result.h"
 #include "runner/hooks.h"
+#include "runner/sessions/open_opts.h"
+#include "runner/sessions/sessions_ws.h"
 #include "util/error.h"
 
 struct sb_sessions;
@@ -58,15 +60,6 @@ void sb_sessions_end_owner(struct sb_sessions *ss, const char *owner);
 unsigned sb_sessions_in_use(struct sb_sessions *ss);
 
 /* ---- sessions */
-/* How to open one: on a named workspace kept on disk (workspaces/store.h)
- * of the client ws_client ("local", "token-NAME"), its saved variables
- * loaded when restore. NULL workspace: a tmpfs that goes with the session. */
-struct sb_session_open_opts {
-	enum sb_lang lang;
-	const char *workspace;
-	const char *ws_client;
-	bool restore;
-};
 struct sb_session_opened {
 	char id[SB_SESSION_ID_LEN];
 	enum sb_lang lang;
@@ -79,17 +72,6 @@ struct sb_session_opened {
 };
 int sb_session_open(struct sb_sessions *ss, const char *owner, const struct sb_session_open_opts *o,
 		    struct sb_session_opened *out, struct sb_error *err);
-/* Save a workspace session's variables (driver/state.py) and sync its
- * files; report: {saved, not_saved: [{name, why}], bytes, file, files:
- * the sync's report} (owned). -1 with err: no such session, not on a
- * named workspace, a shell session, or it ended. */
-int sb_session_save(struct sb_sessions *ss, const char *owner, const char *id, json_t **report,
-		    struct sb_error *err);
-/* The client's workspaces on disk (workspaces/store.h's sb_ws_info each,
- * with held_by's session when it is one of owner's), and the caps:
- * {workspaces: [...], workspace_size_bytes, workspaces_total_bytes,
- * used_bytes}. */
-json_t *sb_workspace_list(struct sb_sessions *ss, const char *ws_client);
 /* {"sessions": [{session_id, lang, age_s, idle_s, busy, memory_bytes,
  * private_memory_bytes, running_jobs: [...]}], "max_sessions",
  * "max_sessions_total", ...}. */

@@ -4,6 +4,8 @@
  * session_save, the client's list, and the save of every workspace
  * session when sagebox stops cleanly. The store is workspaces/, a
  * session's side of it sess_ws.c. */
+#include "runner/sessions/sessions_ws.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

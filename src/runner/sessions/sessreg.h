@@ -7,6 +7,7 @@
  *   jobs/jobs.c             background jobs (through the tenant hooks
  *                           when the handle ends, expires or loses a client)
  *   sessions.c              session tools; makes and ends the handle
+ *   sessions_ws.c           the workspace side of the session tools
  *   sess_files.c            a session's files
  *   reaper.c                expiry of idle sessions (and, through a hook,
  *                           of finished jobs)
@@ -16,15 +17,18 @@
 #ifndef SAGEBOX_SESSREG_H
 #define SAGEBOX_SESSREG_H
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "runner/sessions/reaper.h"
-#include "runner/sessions/sessions.h"
 #include "runner/sessions/registry.h"
 #include "runner/sessions/spares.h"
 #include "workspaces/store.h"
 
 struct sb_sessions;
+struct sb_config;
+struct sb_backend;
 
 /* What lives on the sessions and ends with them (the background jobs,
  * runner/jobs/jobs.h), given by whoever makes the handle. */
@@ -50,16 +54,5 @@ struct sb_sessions {
 	struct sb_ws_store store;
 	bool store_open;
 };
-
-/* sessions_ws.c, for sessions.c: the workspace side of the session tools.
- * A session on owner's workspace o->workspace (held, its files restored,
- * its variables too when o->restore), listed, with a reference; report:
- * what the open did (sessions.h, sb_session_opened.workspace). */
-struct sess *ws_session_open(struct sb_sessions *ss, const char *owner, const struct sb_session_open_opts *o,
-			     bool *from_spare, json_t **report, struct sb_error *err);
-/* After a call in a workspace session: its changes synced, v says so. */
-void ws_after_call(struct sess *s, struct sb_session_verdict *v);
-/* sagebox stopping cleanly: every workspace session saved and synced. */
-void ws_finish_all(struct sb_sessions *ss);
 
 #endif

@@ -12,6 +12,7 @@ import sys
 from . import display, figures, interact, magics, pipenv
 from .namespaces import python_globals
 from .source import CELL, compile_cell
+from .tracebacks import print_user_traceback
 
 # The shell script's file, in the job's work dir ($0 of the script).
 SHELL_SCRIPT = ".sagebox-script.sh"
@@ -32,24 +33,6 @@ def show(value):
     text = repr(value) if text is None else text
     display.print_shown(text)
     display.text_item(text)
-
-
-def print_user_traceback():
-    import traceback
-    etype, value, tb = sys.exc_info()
-    if isinstance(value, magics.UsageError):
-        sys.stderr.write("UsageError: %s\n" % value)  # one line, as IPython says it
-        return
-    # Skip the driver's own frames: show the user only their code (a
-    # session names each call's cell "<cell N>"), and not those of a magic
-    # that ran it (%time).
-    while tb is not None and not tb.tb_frame.f_code.co_filename.startswith(CELL[:-1]):
-        tb = tb.tb_next
-    te = traceback.TracebackException(etype, value, tb)
-    own = magics.Shell.system.__code__.co_filename
-    if any(f.filename == own for f in te.stack):
-        te.stack = traceback.StackSummary.from_list([f for f in te.stack if f.filename != own])
-    sys.stderr.write("".join(te.format()))
 
 
 def run_cell(src, glb, name=CELL, loc=None, repl=None):

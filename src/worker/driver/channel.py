@@ -71,6 +71,17 @@ def pending(fd):
     return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
 
 
+def wait_readable(fds, timeout):
+    """poll(2) for input on fds (a negative one is skipped) for timeout
+    seconds (None: until one is ready): the (fd, events) pairs."""
+    import select
+    p = select.poll()
+    for fd in fds:
+        if fd >= 0:
+            p.register(fd, select.POLLIN)
+    return p.poll(None if timeout is None else int(timeout * 1000) + 1)
+
+
 def write_all(fd, data):
     """All of data to fd (a pipe may take less than asked in one write)."""
     view = memoryview(data)

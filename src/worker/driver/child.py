@@ -11,7 +11,7 @@ it."""
 import os
 import sys
 
-from . import cell, confine, items, memory, namespaces, pari_stack, sage_tmp
+from . import cell, confine, items, memory, namespaces, pari_stack, sage_tmp, tracebacks
 from .channel import Channel
 
 JOB_FRAME_MAX = 1 << 16  # the frame a spare gets on its job pipe
@@ -124,7 +124,7 @@ def run(w, work, keep, close, pretouch_after=0.0, trace_w=-1):
         status = _run_job(w, lang, code, hdr.get("limits") or {})
     except BaseException:
         try:
-            cell.print_user_traceback()
+            tracebacks.print_user_traceback()
         except BaseException:
             pass
     exit_job(status)

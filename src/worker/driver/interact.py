@@ -37,6 +37,7 @@ import sys
 from collections import OrderedDict
 
 from . import controls, figures, items
+from .tracebacks import print_user_traceback
 from .widgets import auto
 
 # Interacts a session keeps (each holds its function and what it refers to).
@@ -221,7 +222,6 @@ def run(it, values, glb):
     """Run the function with values (wire form, checked); 0, or 1 when it
     raised (its traceback printed as a cell's)."""
     global _running
-    from .cell import print_user_traceback
     out = items.current()
     tee = _Tee(sys.stdout) if out is not None else None
     saved, _running = _running, it

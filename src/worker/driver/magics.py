@@ -16,7 +16,7 @@ network)."""
 import os
 import sys
 
-from . import namespaces, pinfo, pipenv
+from . import namespaces, pinfo, pipenv, tracebacks
 from .magic_args import UsageError, parse_options
 from .source import ends_with_semicolon
 from .timing import TimingMagics
@@ -468,6 +468,11 @@ REFUSED = {
     "cython": "compiling Cython needs a compiler and a writable Sage tree, which the sandbox does not give",
     "fortran": "compiling Fortran needs a compiler, which the sandbox does not give",
 }
+
+
+# A traceback through a magic that ran the cell (%time) shows the cell's
+# frames, not this file's.
+tracebacks.hide_frames_of(Shell.system.__code__.co_filename)
 
 
 def display_text(value):

@@ -47,7 +47,7 @@ import time
 
 from . import (background, cell, confine, driver_code, files, hooks, jobcg, magics, namespaces, netrelay, pipenv, procs,
                state, written, wsync)
-from .channel import Channel, Malformed
+from .channel import Channel, Malformed, wait_readable
 from .interp import PyInterp, ShellInterp
 
 FD_FLOOR = 200          # the protocol's fds are moved up here, away from 0-2
@@ -481,7 +481,7 @@ class Controller:
             if self.warmups and idle:
                 timeout = IDLE_BEFORE_WARMUP
             try:
-                ready = poll(fds, timeout)
+                ready = wait_readable(fds, timeout)
             except InterruptedError:
                 continue
             if not ready and self.warmups and idle:
@@ -559,14 +559,6 @@ class Controller:
         shutil.rmtree(self.private, ignore_errors=True)
         if not self.sandboxed:
             shutil.rmtree(self.workspace, ignore_errors=True)
-
-
-def poll(fds, timeout):
-    p = select.poll()
-    for fd in fds:
-        if fd >= 0:
-            p.register(fd, select.POLLIN)
-    return p.poll(None if timeout is None else int(timeout * 1000) + 1)
 
 
 def pending(fd):
