@@ -41,6 +41,7 @@ ESTIMATE = {
     "podman-official-layout": 120, "sandbox-network": 97, "mcp": 86, "sandbox": 78,
     "driver": 66, "network": 42, "service": 35, "packages": 33, "cli-fresh": 23,
     "scale": 65, "cli": 23, "lmstudio": 19, "viewer": 16, "unit": 15, "docs": 60, "history": 1, "pages": 1,
+    "layers": 2,
 }
 SLOWER = {"asan": 1.4}
 TAIL = 200  # lines of a failed test's output printed here
