@@ -133,7 +133,7 @@ int sb_fs_open_regular(int at, const char *rel, struct stat *st)
 	return fd;
 }
 
-int sb_fs_mkdirs_beneath(int at, const char *rel, mode_t mode)
+int sb_fs_mkdirs_beneath(int at, const char *rel, mode_t mode, bool replace)
 {
 	if (!sb_fs_relpath_ok(rel)) {
 		errno = EINVAL;
@@ -144,6 +144,9 @@ int sb_fs_mkdirs_beneath(int at, const char *rel, mode_t mode)
 	int cur = fcntl(at, F_DUPFD_CLOEXEC, 0);
 	char *save = NULL;
 	for (char *c = strtok_r(buf, "/", &save); c && cur >= 0; c = strtok_r(NULL, "/", &save)) {
+		struct stat st;
+		if (replace && fstatat(cur, c, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode))
+			sb_fs_remove_at(cur, c);
 		if (mkdirat(cur, c, mode) < 0 && errno != EEXIST) {
 			sb_close(&cur);
 			return -1;

@@ -55,8 +55,9 @@ int sb_fs_open_regular(int dirfd, const char *rel, struct stat *st);
 
 /* mkdir -p of rel beneath dirfd, each directory made with mode; returns
  * the last one opened O_PATH | O_DIRECTORY, or -1 with errno (ENOTDIR: a
- * component is a file; ELOOP: a symlink). */
-int sb_fs_mkdirs_beneath(int dirfd, const char *rel, mode_t mode);
+ * component is a file; ELOOP: a symlink). replace: a component that is not
+ * a directory is removed first (a journal's state wins over what is there). */
+int sb_fs_mkdirs_beneath(int dirfd, const char *rel, mode_t mode, bool replace);
 
 /* Remove name in dirfd whatever it is: a directory with everything in it
  * (on dirfd's device only; depth at most 1024), anything else unlinked

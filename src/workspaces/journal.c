@@ -12,29 +12,6 @@
 #include "util/fd.h"
 #include "workspaces/fsafe.h"
 
-/* rel's directory made beneath files_fd, a non-directory in the way
- * removed (the sync's state wins); its O_PATH fd, or -1. */
-static int ensure_dir(int files_fd, const char *rel)
-{
-	char buf[SB_FS_REL_MAX + 1];
-	snprintf(buf, sizeof buf, "%s", rel);
-	int cur = fcntl(files_fd, F_DUPFD_CLOEXEC, 0);
-	char *save = NULL;
-	for (char *c = strtok_r(buf, "/", &save); c && cur >= 0; c = strtok_r(NULL, "/", &save)) {
-		struct stat st;
-		if (fstatat(cur, c, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode))
-			sb_fs_remove_at(cur, c);
-		if (mkdirat(cur, c, 0700) < 0 && errno != EEXIST) {
-			sb_close(&cur);
-			return -1;
-		}
-		int fd = sb_fs_open_beneath(cur, c, O_PATH | O_DIRECTORY, 0);
-		sb_close(&cur);
-		cur = fd;
-	}
-	return cur;
-}
-
 static int apply_file(struct sb_ws *ws, int stage_fd, const char *rel, const char *stage)
 {
 	struct stat st;
@@ -43,7 +20,8 @@ static int apply_file(struct sb_ws *ws, int stage_fd, const char *rel, const cha
 	const char *slash = strrchr(rel, '/');
 	char dir[SB_FS_REL_MAX + 1];
 	snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - rel) : 0, rel);
-	SB_AUTO_FD parent = slash ? ensure_dir(ws->files_fd, dir) : fcntl(ws->files_fd, F_DUPFD_CLOEXEC, 0);
+	SB_AUTO_FD parent =
+		slash ? sb_fs_mkdirs_beneath(ws->files_fd, dir, 0700, true) : fcntl(ws->files_fd, F_DUPFD_CLOEXEC, 0);
 	const char *leaf = slash ? slash + 1 : rel;
 	if (parent < 0)
 		return -1;
@@ -95,7 +73,7 @@ int sb_ws_journal_apply(struct sb_ws *ws, const json_t *j, struct sb_error *err)
 	}
 	json_array_foreach(json_object_get(j, "dir"), i, v) {
 		const char *p = json_string_value(json_array_get(v, 0));
-		SB_AUTO_FD d = !rc && p && sb_fs_relpath_ok(p) ? ensure_dir(ws->files_fd, p) : -2;
+		SB_AUTO_FD d = !rc && p && sb_fs_relpath_ok(p) ? sb_fs_mkdirs_beneath(ws->files_fd, p, 0700, true) : -2;
 		if (d == -1)
 			rc = -1;
 	}
