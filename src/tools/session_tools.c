@@ -12,8 +12,7 @@
 
 char *sb_session_open_description(const struct sb_config *cfg)
 {
-	char *kept = sb_workspaces_model_text(cfg);
-	char *s = sb_tools_printed(
+	return sb_workspaces_described(cfg, sb_tools_printed(
 		"Open a session: a sandbox of its own whose interpreter keeps its state between calls. Pass the "
 		"returned session_id to run_sagemath, run_python or run_shell, and variables, rings, functions, "
 		"imports (Sage/Python) or the working directory and exported variables (shell) persist from one "
@@ -28,21 +27,16 @@ char *sb_session_open_description(const struct sb_config *cfg)
 		"there are saved after every call and are back in the next session_open with the same NAME, "
 		"after a close, an expiry or a restart of sagebox; session_save (and every close) saves its "
 		"variables, which restore: true loads. Use one for work that spans days (a thesis, a course, a "
-		"long search). %s",
-		cfg->session_idle_minutes, cfg->max_sessions, cfg->max_sessions_total, cfg->workspace_size, kept ? kept : "");
-	free(kept);
-	return s;
+		"long search).",
+		cfg->session_idle_minutes, cfg->max_sessions, cfg->max_sessions_total, cfg->workspace_size));
 }
 
 char *sb_session_workspace_description(const struct sb_config *cfg)
 {
-	char *kept = sb_workspaces_model_text(cfg);
-	char *s = sb_tools_printed(
-		"A name (1-64 letters, digits, '.', '_' or '-') for a workspace kept on disk: created on first use, "
-		"its files (and saved variables) back at every later open with this name. At most one session may "
-		"have it open. Omit for a /work that goes with the session. %s", kept ? kept : "");
-	free(kept);
-	return s;
+	return sb_workspaces_described(
+		cfg, sb_tools_printed("A name (1-64 letters, digits, '.', '_' or '-') for a workspace kept on disk: created on "
+				      "first use, its files (and saved variables) back at every later open with this name. At "
+				      "most one session may have it open. Omit for a /work that goes with the session."));
 }
 
 char *sb_session_list_description(const struct sb_config *cfg)

@@ -75,6 +75,10 @@ int sb_tools_ws_client(const struct sb_tool_ctx *ctx, char *out, size_t n, struc
 /* "Kept for you: thesis (12.0 MiB, saved variables), ..." or "None is kept
  * yet." (the local user's; over HTTP a pointer to workspace_list). */
 char *sb_workspaces_model_text(const struct sb_config *cfg);
+/* A description (text, taken; NULL: out of memory) with that line
+ * appended, so the model sees the names it may open (new; NULL if out of
+ * memory). */
+char *sb_workspaces_described(const struct sb_config *cfg, char *text);
 char *sb_session_save_description(const struct sb_config *cfg);
 char *sb_workspace_list_description(const struct sb_config *cfg);
 void sb_session_save_handler(const struct sb_tool *t, const json_t *args, struct sb_tool_ctx *ctx,

@@ -77,6 +77,15 @@ char *sb_workspaces_model_text(const struct sb_config *cfg)
 	return sb_buf_steal(&b, NULL);
 }
 
+char *sb_workspaces_described(const struct sb_config *cfg, char *text)
+{
+	char *kept = sb_workspaces_model_text(cfg);
+	char *s = text ? sb_tools_printed("%s %s", text, kept ? kept : "") : NULL;
+	free(text);
+	free(kept);
+	return s;
+}
+
 char *sb_session_save_description(const struct sb_config *cfg)
 {
 	(void)cfg;
@@ -92,14 +101,12 @@ char *sb_session_save_description(const struct sb_config *cfg)
 
 char *sb_workspace_list_description(const struct sb_config *cfg)
 {
-	char *kept = sb_workspaces_model_text(cfg);
-	char *s = sb_tools_printed(
-		"List the named workspaces kept on disk for you (session_open {workspace: NAME} opens one): name, "
-		"size, when last used, whether a session has it open now, whether variables were saved, and the "
-		"caps (workspace_size for one, workspaces_total for all of yours). Deleting one is the user's "
-		"(sagebox workspaces rm), not a tool's. %s", kept ? kept : "");
-	free(kept);
-	return s;
+	return sb_workspaces_described(
+		cfg, sb_tools_printed(
+			     "List the named workspaces kept on disk for you (session_open {workspace: NAME} opens one): "
+			     "name, size, when last used, whether a session has it open now, whether variables were saved, "
+			     "and the caps (workspace_size for one, workspaces_total for all of yours). Deleting one is the "
+			     "user's (sagebox workspaces rm), not a tool's."));
 }
 
 void sb_session_save_handler(const struct sb_tool *t, const json_t *args, struct sb_tool_ctx *ctx,
