@@ -7,11 +7,7 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from '@modelcontextprotocol/client';
-
-import { MODERN, startServer, tokenFile, bearer, textOf } from './helpers.js';
+import { startServer, tokenFile, textOf, sdkEras } from './helpers.js';
 
 const UI = 'io.modelcontextprotocol/ui';
 const MIME = 'text/html;profile=mcp-app';
@@ -21,25 +17,7 @@ const LINKED = ['interact_update', 'job_output', 'run_python', 'run_sagemath'];
 const ALICE = 'token-alice-apps-1234567890';
 const BOB = 'token-bob-apps-1234567890';
 
-const eras = [
-  {
-    name: 'SDK v1, handshake era (2025-11-25)',
-    async connect(url, token, capabilities) {
-      const client = new ClientV1({ name: 'sagebox-apps-v1', version: '1' }, { capabilities });
-      await client.connect(new HttpV1(new URL(url), bearer(token)));
-      return client;
-    },
-  },
-  {
-    name: 'SDK v2, per-request capabilities (2026-07-28)',
-    async connect(url, token, capabilities) {
-      const client = new ClientV2({ name: 'sagebox-apps-v2', version: '1' },
-        { capabilities, versionNegotiation: { mode: { pin: MODERN } } });
-      await client.connect(new HttpV2(new URL(url), bearer(token)));
-      return client;
-    },
-  },
-];
+const eras = sdkEras('apps');
 
 for (const era of eras) {
   describe(era.name, { timeout: 300000 }, () => {

@@ -7,6 +7,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import assert from 'node:assert/strict';
 
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from '@modelcontextprotocol/client';
+
 import { BIN, sleep } from '../lib/procs.mjs';
 
 export {
@@ -79,6 +83,31 @@ export async function startServer({ args = [], env = {}, listen = '127.0.0.1:0' 
 
 // The options of an SDK client's HTTP transport (v1 and v2) that send token.
 export const bearer = (token) => ({ requestInit: { headers: { Authorization: `Bearer ${token}` } } });
+
+// An official SDK client connected to url with token: v1 in the handshake
+// era, else v2 pinned to 2026-07-28 (its capabilities sent per request).
+export async function sdkClient(url, { name, token, v1 = false, capabilities } = {}) {
+  const opts = capabilities ? { capabilities } : {};
+  const client = v1 ? new ClientV1({ name, version: '1' }, opts)
+    : new ClientV2({ name, version: '1' }, { ...opts, versionNegotiation: { mode: { pin: MODERN } } });
+  await client.connect(v1 ? new HttpV1(new URL(url), bearer(token)) : new HttpV2(new URL(url), bearer(token)));
+  return client;
+}
+
+// The two protocol eras a suite runs its tests in, each with its
+// connect(url, token, capabilities); label names the clients.
+export function sdkEras(label) {
+  return [
+    {
+      name: 'SDK v1, handshake era (2025-11-25)',
+      connect: (url, token, capabilities) => sdkClient(url, { name: `sagebox-${label}-v1`, token, v1: true, capabilities }),
+    },
+    {
+      name: 'SDK v2, per-request capabilities (2026-07-28)',
+      connect: (url, token, capabilities) => sdkClient(url, { name: `sagebox-${label}-v2`, token, capabilities }),
+    },
+  ];
+}
 
 export function meta(extra = {}) {
   return {

@@ -12,11 +12,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
-import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from '@modelcontextprotocol/client';
-
-import { MODERN, startServer, tokenFile, bearer, textOf, tempDir } from './helpers.js';
+import { startServer, tokenFile, textOf, tempDir, sdkEras } from './helpers.js';
 
 const UI = 'io.modelcontextprotocol/ui';
 const WITH_UI = { extensions: { [UI]: { mimeTypes: ['text/html;profile=mcp-app'] } } };
@@ -24,25 +20,7 @@ const ALICE = 'token-alice-interact-1234567890';
 const BOB = 'token-bob-interact-1234567890';
 const LONG = 180000;
 
-const eras = [
-  {
-    name: 'SDK v1, handshake era (2025-11-25)',
-    async connect(url, token, capabilities) {
-      const client = new ClientV1({ name: 'sagebox-interact-v1', version: '1' }, { capabilities });
-      await client.connect(new HttpV1(new URL(url), bearer(token)));
-      return client;
-    },
-  },
-  {
-    name: 'SDK v2, per-request capabilities (2026-07-28)',
-    async connect(url, token, capabilities) {
-      const client = new ClientV2({ name: 'sagebox-interact-v2', version: '1' },
-        { capabilities, versionNegotiation: { mode: { pin: MODERN } } });
-      await client.connect(new HttpV2(new URL(url), bearer(token)));
-      return client;
-    },
-  },
-];
+const eras = sdkEras('interact');
 
 const call = (c, name, args) => c.callTool({ name, arguments: args }, undefined, { timeout: LONG });
 

@@ -11,11 +11,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 
-import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from '@modelcontextprotocol/client';
-
-import { MODERN, startServer, tokenFile, bearer, textOf, uniqueMarker, markedSleep, processesWith, waitFor, sleep, jobEnded }
+import { sdkClient, startServer, tokenFile, textOf, uniqueMarker, markedSleep, processesWith, waitFor, sleep, jobEnded }
   from './helpers.js';
 
 const LONG = 180000;
@@ -23,10 +19,7 @@ const tokens = { alice: randomBytes(24).toString('hex'), bob: randomBytes(24).to
 
 // A client: {name, client, call(tool, args) -> {r, text, s}}.
 async function connect(url, name, v1) {
-  const client = v1 ? new ClientV1({ name: `totals-${name}`, version: '1' })
-    : new ClientV2({ name: `totals-${name}`, version: '1' }, { versionNegotiation: { mode: { pin: MODERN } } });
-  const transport = v1 ? new HttpV1(new URL(url), bearer(tokens[name])) : new HttpV2(new URL(url), bearer(tokens[name]));
-  await client.connect(transport);
+  const client = await sdkClient(url, { name: `totals-${name}`, token: tokens[name], v1 });
   const call = async (tool, args = {}) => {
     const r = v1 ? await client.callTool({ name: tool, arguments: args }, undefined, { timeout: LONG })
       : await client.callTool({ name: tool, arguments: args }, { timeout: LONG });

@@ -10,20 +10,13 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 
-import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from '@modelcontextprotocol/client';
-
-import { MODERN, startServer, tokenFile, tempDir, bearer, textOf } from './helpers.js';
+import { sdkClient, startServer, tokenFile, tempDir, textOf } from './helpers.js';
 
 const LONG = 180000;
 const tokens = { alice: randomBytes(24).toString('hex'), bob: randomBytes(24).toString('hex') };
 
 async function connect(url, name, v1) {
-  const client = v1 ? new ClientV1({ name: `ws-${name}`, version: '1' })
-    : new ClientV2({ name: `ws-${name}`, version: '1' }, { versionNegotiation: { mode: { pin: MODERN } } });
-  const transport = v1 ? new HttpV1(new URL(url), bearer(tokens[name])) : new HttpV2(new URL(url), bearer(tokens[name]));
-  await client.connect(transport);
+  const client = await sdkClient(url, { name: `ws-${name}`, token: tokens[name], v1 });
   const call = async (tool, args = {}) => {
     const r = v1 ? await client.callTool({ name: tool, arguments: args }, undefined, { timeout: LONG })
       : await client.callTool({ name: tool, arguments: args }, { timeout: LONG });
