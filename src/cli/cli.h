@@ -32,10 +32,11 @@ int sb_cli_policy(int argc, char **argv);
 /* Load the configuration (defaults, file, SAGEBOX_*), then apply setting
  * flags found in argv (--timeout 5, --timeout=5, --memory 1g, --backend ...,
  * --config FILE; every setting of config.c has a flag). Flags this function
- * does not know are left for the caller: it returns them compacted into
- * rest[0..*nrest) (rest must hold argc entries). On a bad value prints the
- * error with its origin and allowed range to stderr and returns -1. */
-int sb_cli_load_settings(int argc, char **argv, struct sb_config *cfg, char **rest, int *nrest);
+ * does not know are left for the caller: it returns them, argv[0] first, as
+ * a NULL-terminated array of its own (*nrest of them; free() it, not the
+ * strings, which are argv's). On a bad value prints the error with its
+ * origin and allowed range to stderr and returns NULL (out of memory too). */
+char **sb_cli_settings(int argc, char **argv, struct sb_config *cfg, int *nrest);
 
 /* Print o as indented JSON on stdout, then drop the reference. */
 void sb_cli_print_json(json_t *o);

@@ -42,7 +42,7 @@ static int split_flag(int argc, char **argv, int *i, char *flag, size_t fsize, c
 	return 0;
 }
 
-int sb_cli_load_settings(int argc, char **argv, struct sb_config *cfg, char **rest, int *nrest)
+static int load_settings(int argc, char **argv, struct sb_config *cfg, char **rest, int *nrest)
 {
 	struct sb_error err = {0};
 	const char *config_path = NULL;
@@ -96,4 +96,18 @@ int sb_cli_load_settings(int argc, char **argv, struct sb_config *cfg, char **re
 	for (; i < argc; i++)
 		rest[(*nrest)++] = argv[i];
 	return 0;
+}
+
+char **sb_cli_settings(int argc, char **argv, struct sb_config *cfg, int *nrest)
+{
+	char **rest = calloc((size_t)argc + 1, sizeof *rest);
+	if (!rest) {
+		fprintf(stderr, "sagebox: out of memory\n");
+		return NULL;
+	}
+	if (load_settings(argc, argv, cfg, rest, nrest)) {
+		free(rest);
+		return NULL;
+	}
+	return rest;
 }

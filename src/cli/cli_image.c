@@ -230,14 +230,10 @@ static int build_with_backend(struct sb_config *cfg, const char *tag, const char
 int sb_cli_image(int argc, char **argv)
 {
 	struct sb_config cfg;
-	char **rest = calloc((size_t)argc + 1, sizeof *rest);
 	int nrest = 0;
+	char **rest = sb_cli_settings(argc, argv, &cfg, &nrest);
 	if (!rest)
-		return SB_EXIT_FAILURE;
-	if (sb_cli_load_settings(argc, argv, &cfg, rest, &nrest) < 0) {
-		free(rest);
 		return SB_EXIT_USAGE;
-	}
 	const char *tag = IMG_DEFAULT_TAG, *suite = IMG_DEFAULT_SUITE, *sub = NULL;
 	const char *user_mirrors[IMG_MAX_MIRRORS], *apt[IMG_MAX_APT + 1] = {0};
 	size_t nuser = 0, napt = 0;

@@ -226,7 +226,7 @@ static int take_stdio(int *in, int *out)
 	return 0;
 }
 
-/* Parse what sb_cli_load_settings left: the HTTP flags and --help.
+/* Parse what sb_cli_settings left: the HTTP flags and --help.
  * Returns 1 to go on, 0 after --help, -1 on a bad option. */
 static int parse_rest(int nrest, char **rest, struct sb_http_options *o, bool *http, bool *drain)
 {
@@ -311,12 +311,10 @@ int sb_cli_mcp(int argc, char **argv)
 	unsetenv(SB_SERVICE_IDENTITY_ENV);
 	bool service = svc_sock[0] != '\0';
 	struct sb_config cfg;
-	char **rest = calloc((size_t)argc + 1, sizeof *rest);
 	int nrest = 0;
-	if (!rest || sb_cli_load_settings(argc, argv, &cfg, rest, &nrest) < 0) {
-		free(rest);
+	char **rest = sb_cli_settings(argc, argv, &cfg, &nrest);
+	if (!rest)
 		return SB_EXIT_USAGE;
-	}
 	struct sb_http_options http_opt;
 	sb_http_options_defaults(&http_opt);
 	bool http = false, drain = false;

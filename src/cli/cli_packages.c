@@ -402,12 +402,10 @@ static int remove_all(char **names, int n)
 int sb_cli_packages(int argc, char **argv)
 {
 	struct sb_config cfg;
-	char **rest = calloc((size_t)argc + 1, sizeof *rest);
 	int nrest = 0, rc = SB_EXIT_USAGE;
-	if (!rest || sb_cli_load_settings(argc, argv, &cfg, rest, &nrest)) {
-		free(rest);
+	char **rest = sb_cli_settings(argc, argv, &cfg, &nrest);
+	if (!rest)
 		return SB_EXIT_USAGE;
-	}
 	const char *sub = nrest > 1 ? rest[1] : "";
 	if (!strcmp(sub, "--help") || !strcmp(sub, "-h")) {
 		usage(stdout);

@@ -206,13 +206,11 @@ int sb_cli_proxy(int argc, char **argv)
 		if (!strcmp(argv[i], "--control-fd"))
 			return for_sagebox(argc, argv);
 	struct sb_config cfg;
-	char **rest = calloc((size_t)argc + 1, sizeof *rest);
 	int nrest = 0;
 	const char *path = NULL;
-	if (!rest || sb_cli_load_settings(argc, argv, &cfg, rest, &nrest)) {
-		free(rest);
+	char **rest = sb_cli_settings(argc, argv, &cfg, &nrest);
+	if (!rest)
 		return SB_EXIT_USAGE;
-	}
 	for (int i = 1; i < nrest; i++) {
 		if (!strcmp(rest[i], "--listen") && i + 1 < nrest)
 			path = rest[++i];

@@ -131,12 +131,10 @@ static void print_plain(const struct sb_result *res, bool saving)
 int sb_cli_run(int argc, char **argv)
 {
 	struct sb_config cfg;
-	char **rest = calloc((size_t)argc + 1, sizeof *rest);
 	int nrest = 0;
-	if (!rest || sb_cli_load_settings(argc, argv, &cfg, rest, &nrest)) {
-		free(rest);
+	char **rest = sb_cli_settings(argc, argv, &cfg, &nrest);
+	if (!rest)
 		return SB_EXIT_SANDBOX;
-	}
 	const char *lang_s = NULL, *path = NULL, *fig_dir = NULL;
 	bool json = false, dashdash = false;
 	for (int i = 1; i < nrest; i++) {

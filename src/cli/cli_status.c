@@ -11,12 +11,10 @@
 
 static int parse_common(int argc, char **argv, const char *name, struct sb_config *cfg, bool *json)
 {
-	char **rest = calloc((size_t)argc + 1, sizeof *rest);
 	int nrest = 0;
-	if (!rest || sb_cli_load_settings(argc, argv, cfg, rest, &nrest)) {
-		free(rest);
+	char **rest = sb_cli_settings(argc, argv, cfg, &nrest);
+	if (!rest)
 		return SB_EXIT_SANDBOX;
-	}
 	*json = false;
 	for (int i = 1; i < nrest; i++) {
 		if (!strcmp(rest[i], "--json")) {

@@ -293,7 +293,7 @@ static int import_locked(struct sb_ws_store *st, const struct sb_config *cfg, co
 		return SB_EXIT_USAGE;
 	}
 	SB_AUTO_FD wsdir = -1;
-	if (cfd < 0 || mkdirat(cfd, tmp, 0700) < 0 || (wsdir = sb_fs_mkdirs_beneath(cfd, tmp, 0700)) < 0 ||
+	if (cfd < 0 || mkdirat(cfd, tmp, 0700) < 0 || (wsdir = sb_fs_mkdirs_beneath(cfd, tmp, 0700, false)) < 0 ||
 	    mkdirat(wsdir, "files", 0700) < 0) {
 		fprintf(stderr, "sagebox: cannot make workspace %s: %s\n", name, strerror(errno));
 		return SB_EXIT_USAGE;
@@ -358,12 +358,10 @@ static int cmd_import(struct sb_ws_store *st, const struct sb_config *cfg, const
 int sb_cli_workspaces(int argc, char **argv)
 {
 	struct sb_config cfg;
-	char **rest = calloc((size_t)argc + 1, sizeof *rest);
 	int nrest = 0;
-	if (!rest || sb_cli_load_settings(argc, argv, &cfg, rest, &nrest) < 0) {
-		free(rest);
+	char **rest = sb_cli_settings(argc, argv, &cfg, &nrest);
+	if (!rest)
 		return SB_EXIT_USAGE;
-	}
 	struct opts o;
 	int bad = parse(nrest - 1, rest + 1, &o); /* (rest[0]: the command's name) */
 	free(rest);
