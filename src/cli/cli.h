@@ -38,6 +38,10 @@ int sb_cli_policy(int argc, char **argv);
  * origin and allowed range to stderr and returns NULL (out of memory too). */
 char **sb_cli_settings(int argc, char **argv, struct sb_config *cfg, int *nrest);
 
+/* fn (or SIG_DFL) for the signals that ask a server to stop: TERM, INT,
+ * HUP. */
+void sb_cli_stop_signals(void (*fn)(int));
+
 /* Print o as indented JSON on stdout, then drop the reference. */
 void sb_cli_print_json(json_t *o);
 

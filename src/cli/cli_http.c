@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/cli.h"
 #include "cli/cli_http.h"
 #include "core/exit_status.h"
 #include "metrics/metrics.h"
@@ -37,17 +38,6 @@ static void on_signal(int sig)
 		(void)ignored;
 	}
 	errno = saved;
-}
-
-static void handle_signals(void (*fn)(int))
-{
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = fn;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
 }
 
 /* How to reach the server, for the person who started it. The token itself
@@ -190,7 +180,7 @@ int sb_cli_serve_http(const struct sb_http_options *o, struct sb_mcp_server *srv
 	sb_metrics_process_start();
 	struct sb_control *ctl = control_start(&s, p[1]);
 	signal_fd = p[1];
-	handle_signals(on_signal);
+	sb_cli_stop_signals(on_signal);
 	sb_cli_http_banner(sb_http_url(s.h), token_path, o, cfg->backend, sb_config_instance(cfg));
 	for (bool stop = false; !stop;) {
 		struct pollfd pf = {.fd = p[0], .events = POLLIN};
@@ -208,7 +198,7 @@ int sb_cli_serve_http(const struct sb_http_options *o, struct sb_mcp_server *srv
 	fprintf(stderr, "sagebox mcp: stopping: ending every connection and call\n");
 	sb_http_stop(s.h);
 	sb_control_stop(ctl); /* the askers hear "stopped" */
-	handle_signals(SIG_DFL);
+	sb_cli_stop_signals(SIG_DFL);
 	signal_fd = -1;
 	sb_close(&p[0]);
 	sb_close(&p[1]);

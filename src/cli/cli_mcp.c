@@ -199,17 +199,6 @@ static void usage(FILE *out)
 	      out);
 }
 
-static void handle_signals(void (*fn)(int))
-{
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = fn;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-}
-
 /* The protocol owns stdin and stdout: move them to private close-on-exec
  * fds, and point fds 0 and 1 at /dev/null and stderr. No child can read
  * the client's messages, and a stray printf anywhere lands on stderr
@@ -288,9 +277,9 @@ static int serve_service(const struct sb_service_opts *base, struct sb_mcp_serve
 	struct sb_service_opts o = *base;
 	o.stop_fd = p[0];
 	stop_fd = p[1];
-	handle_signals(on_signal);
+	sb_cli_stop_signals(on_signal);
 	int rc = sb_service_serve(&o, srv, runner) < 0 ? SB_EXIT_FAILURE : SB_EXIT_OK;
-	handle_signals(SIG_DFL);
+	sb_cli_stop_signals(SIG_DFL);
 	stop_fd = -1;
 	sb_close(&p[0]);
 	sb_close(&p[1]);
@@ -380,14 +369,14 @@ int sb_cli_mcp(int argc, char **argv)
 		rc = serve_service(&so, srv, runner);
 	} else if (srv) {
 		stop_fd = sb_stdio_stop_fd(io);
-		handle_signals(on_signal);
+		sb_cli_stop_signals(on_signal);
 		fprintf(stderr, "sagebox mcp: serving on stdio (backend %s)\n", cfg.backend);
 		/* Returns once stdin closed (or a signal) and every call ended. */
 		if (sb_stdio_serve(io, srv) < 0)
 			fprintf(stderr, "sagebox mcp: serving stdio failed: %s\n", strerror(errno));
 		else
 			rc = SB_EXIT_OK;
-		handle_signals(SIG_DFL);
+		sb_cli_stop_signals(SIG_DFL);
 		stop_fd = -1;
 	} else {
 		fprintf(stderr, "sagebox mcp: out of memory\n");
