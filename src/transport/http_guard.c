@@ -241,23 +241,31 @@ static bool param_same(const struct sb_mcp_param_header *p, const json_t *body, 
 	return json_is_string(body) && len == json_string_length(body) && !memcmp(v, json_string_value(body), len);
 }
 
-int sb_http_check_params(const json_t *msg, sb_http_header_fn header, void *hctx, char *why, size_t size)
+/* The parameter headers a tools/call's client had to send (PH, their
+ * count returned) and its arguments (*ARGS). */
+static size_t call_param_headers(const json_t *params, struct sb_mcp_param_header *ph, const json_t **args)
 {
-	const json_t *params = json_object_get(msg, "params");
-	const char *method = sb_json_text(json_object_get(msg, "method"));
-	if (!method || strcmp(method, "tools/call"))
-		return 0;
 	const char *tool = sb_json_text(json_object_get(params, "name"));
 	const struct sb_tool *t = tool ? sb_tool_find(tool) : NULL;
+	*args = json_object_get(params, "arguments");
 	/* The viewer's own tool was never listed to a client without the MCP
 	 * Apps extension, so it cannot know its headers: the protocol layer
 	 * refuses the call itself and says why. */
 	if (t && t->app_only &&
 	    !sb_ui_declared(json_object_get(json_object_get(params, "_meta"), SB_META_CLIENT_CAPABILITIES)))
 		return 0;
+	return sb_mcp_param_headers(tool, ph);
+}
+
+int sb_http_check_params(const json_t *msg, sb_http_header_fn header, void *hctx, char *why, size_t size)
+{
+	const json_t *params = json_object_get(msg, "params");
+	const char *method = sb_json_text(json_object_get(msg, "method"));
+	if (!method || strcmp(method, "tools/call"))
+		return 0;
 	struct sb_mcp_param_header ph[SB_MCP_PARAM_HEADERS_MAX];
-	size_t n = sb_mcp_param_headers(tool, ph);
-	const json_t *args = json_object_get(params, "arguments");
+	const json_t *args;
+	size_t n = call_param_headers(params, ph, &args);
 	for (size_t i = 0; i < n; i++) {
 		const json_t *body = json_object_get(args, ph[i].arg);
 		if (!body || json_is_null(body))
@@ -300,17 +308,9 @@ const char *sb_http_routing_handle(const json_t *msg)
 		return sb_json_text(json_object_get(params, "taskId"));
 	if (!method || strcmp(method, "tools/call"))
 		return NULL;
-	const char *tool = sb_json_text(json_object_get(params, "name"));
-	const struct sb_tool *t = tool ? sb_tool_find(tool) : NULL;
-	/* The viewer's own tool was never listed to a client without the MCP
-	 * Apps extension, so it cannot know its headers: the protocol layer
-	 * refuses the call itself and says why. */
-	if (t && t->app_only &&
-	    !sb_ui_declared(json_object_get(json_object_get(params, "_meta"), SB_META_CLIENT_CAPABILITIES)))
-		return 0;
 	struct sb_mcp_param_header ph[SB_MCP_PARAM_HEADERS_MAX];
-	size_t n = sb_mcp_param_headers(tool, ph);
-	const json_t *args = json_object_get(params, "arguments");
+	const json_t *args;
+	size_t n = call_param_headers(params, ph, &args);
 	for (size_t i = 0; i < n; i++) {
 		const char *v = sb_json_text(json_object_get(args, ph[i].arg));
 		if (v)
