@@ -20,6 +20,7 @@ with the same mask under systemd 252's switch it passes.
 
   unit_proc.py SAGEBOX SYSTEM_UNIT          (exit 77: skipped, not root)
 """
+import atexit
 import os
 import pwd
 import re
@@ -159,6 +160,14 @@ for tool in ("unshare", "setpriv", "pivot_root", "chroot"):
     if not shutil.which(tool):
         print(f"FAIL {tool} is installed (Debian: util-linux, coreutils)")
         sys.exit(1)
+
+# The call runs as the unit's user, who cannot reach a build directory in a
+# mode-700 home (a checkout under /root): it runs a copy in a shared folder.
+shared = tempfile.mkdtemp(prefix="sagebox-unit-proc-bin.")
+atexit.register(shutil.rmtree, shared, True)
+os.chmod(shared, 0o755)
+sagebox = shutil.copy(sagebox, os.path.join(shared, "sagebox"))
+os.chmod(sagebox, 0o755)
 
 opts = service_options(unit)
 made = proc_mounts_of(opts)
