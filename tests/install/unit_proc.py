@@ -20,15 +20,16 @@ with the same mask under systemd 252's switch it passes.
 
   unit_proc.py SAGEBOX SYSTEM_UNIT          (exit 77: skipped, not root)
 """
-import atexit
 import os
 import pwd
-import re
 import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from shared_binary import shared_copy  # noqa: E402
 
 sagebox, unit = os.path.abspath(sys.argv[1]), sys.argv[2]
 USER = os.environ.get("SB_UNIT_PROC_USER", "nobody")
@@ -161,13 +162,8 @@ for tool in ("unshare", "setpriv", "pivot_root", "chroot"):
         print(f"FAIL {tool} is installed (Debian: util-linux, coreutils)")
         sys.exit(1)
 
-# The call runs as the unit's user, who cannot reach a build directory in a
-# mode-700 home (a checkout under /root): it runs a copy in a shared folder.
-shared = tempfile.mkdtemp(prefix="sagebox-unit-proc-bin.")
-atexit.register(shutil.rmtree, shared, True)
-os.chmod(shared, 0o755)
-sagebox = shutil.copy(sagebox, os.path.join(shared, "sagebox"))
-os.chmod(sagebox, 0o755)
+# The call runs as the unit's user (shared_binary.py says why a copy).
+sagebox = shared_copy(sagebox, "sagebox-unit-proc-bin.")
 
 opts = service_options(unit)
 made = proc_mounts_of(opts)

@@ -4,7 +4,6 @@ user: rootless). A Host starts `sagebox mcp` servers and `sagebox
 workspaces` commands with one data directory (XDG_DATA_HOME) of its own,
 so a later server finds what an earlier one kept, and reads that store
 from the outside as the user would."""
-import atexit
 import os
 import pwd
 import shutil
@@ -13,6 +12,7 @@ import subprocess
 import tempfile
 
 from mcpclient import MCP
+from shared_binary import shared_copy
 
 USER = os.environ.get("SB_TEST_USER", "sagebox-test")
 # (by its path: the server's environment has a PATH without /usr/sbin)
@@ -20,24 +20,12 @@ RUNUSER = shutil.which("runuser", path="/usr/sbin:/sbin:/usr/bin:/bin") or "runu
 STORE = ("sagebox", "workspaces")
 
 
-def _shared_copy(path):
-    """A copy of the binary the test user can run (a build directory under
-    /root is out of its reach)."""
-    d = tempfile.mkdtemp(prefix="sagebox-ws-bin.")
-    atexit.register(shutil.rmtree, d, True)
-    os.chmod(d, 0o755)
-    dst = os.path.join(d, "sagebox")
-    shutil.copy(path, dst)
-    os.chmod(dst, 0o755)
-    return dst
-
-
 class Host:
     def __init__(self, binary, as_user=False, backend="native", image=None, base=None):
         self.as_user = as_user
         self.backend = backend
         self.image = image
-        self.binary = _shared_copy(binary) if as_user else binary
+        self.binary = shared_copy(binary, "sagebox-ws-bin.") if as_user else binary
         self.base = tempfile.mkdtemp(prefix="sagebox-ws-", dir=base)
         os.chmod(self.base, 0o755)
         self.data = os.path.join(self.base, "data")

@@ -6,16 +6,14 @@ build`, the Docker CLI against podman's Docker API socket. Nothing is mocked.
 Run as root (the tests switch to the test user with runuser, and one test
 checks that root's rootful podman is refused).
 """
-import atexit
 import json
 import os
 import pwd
-import shutil
 import subprocess
-import tempfile
 import time
 
 import pytest
+from shared_binary import shared_copy
 
 USER = os.environ.get("SB_TEST_USER", "sagebox-test")
 IMAGE = os.environ.get("SB_TEST_IMAGE", "localhost/sagebox-sage:deb12-pip")
@@ -41,17 +39,8 @@ def _find_sagebox():
 
 
 def _shared_copy(path):
-    """A copy of the binary the test user can run: the build directory may
-    not be reachable to it (a checkout under /root is mode 700)."""
-    if not path:
-        return None
-    d = tempfile.mkdtemp(prefix="sagebox-podman-tests.")
-    atexit.register(shutil.rmtree, d, True)
-    os.chmod(d, 0o755)
-    dst = os.path.join(d, "sagebox")
-    shutil.copy(path, dst)
-    os.chmod(dst, 0o755)
-    return dst
+    """The test user runs a copy of the binary (shared_binary.py says why)."""
+    return shared_copy(path, "sagebox-podman-tests.") if path else None
 
 
 SAGEBOX = _shared_copy(_find_sagebox())
