@@ -97,6 +97,30 @@ def test_concurrent_jobs_run_in_parallel():
         assert took < 2.9, f"two 1.5 s jobs took {took:.1f} s: not parallel"
 
 
+def test_a_worker_under_calls_back_to_back_still_warms_up():
+    """A worker started under load (the pool grew, or replaced a recycled
+    one) is never idle long enough for its warm-ups; it must not run every
+    job cold for ever. Two calls always in flight on one worker: the next
+    run frame is there as soon as a job is done. matplotlib.pyplot is
+    imported by a warm-up step, by no job here, so a job sees it in
+    sys.modules only once the worker has warmed up."""
+    code = "import sys\nprint('matplotlib.pyplot' in sys.modules)\n"
+    args = {"name": "run_sagemath", "arguments": {"code": code}}
+    with start_mcp("--max-concurrent", "1") as m:
+        # sent at once: they wait for the worker's import, so it never idles
+        pending = [m.send_request("tools/call", args) for _ in range(2)]
+        seen = []
+        while pending:
+            msg = m.wait(pending.pop(0), 300)
+            r = msg["result"]["structuredContent"]
+            assert ok(r), r
+            seen.append(r["stdout"].strip())
+            if len(seen) + len(pending) < 60:
+                pending.append(m.send_request("tools/call", args))
+        assert seen[0] == "False", seen  # the first job ran before any warm-up
+        assert seen[-10:] == ["True"] * 10, seen
+
+
 def test_recycling_after_max_jobs():
     with start_mcp("--worker-max-jobs", "3") as m:
         seen = []

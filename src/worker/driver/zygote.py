@@ -40,6 +40,16 @@ from . import warmup
 
 FD_FLOOR = 200          # protocol fds are moved up here, away from 0-2
 IDLE_BEFORE_WARMUP = 0.05
+# A worker that starts under calls back to back (the pool grew for more
+# clients, or replaced a worker that reached worker_max_jobs) is never idle
+# IDLE_BEFORE_WARMUP: its warm-ups would never run, each job would pay the
+# first factor's and the first plot's costs again in its own child, and,
+# with warm-ups pending, no spare is forked ahead, so every child is forked
+# on its job's path. So once this many jobs ran with warm-ups pending, one
+# warm-up step runs after each job even though the next call is waiting
+# (that call waits for the step, as one that comes during an idle step
+# does). A short burst of calls stays below it.
+WARM_UNDER_LOAD_AFTER = 10
 
 
 class Worker:
@@ -95,6 +105,8 @@ class Worker:
         self.between = {}
         self.back_to_back = False
         self.jobs_done = 0
+        self.cold_jobs = 0         # jobs run while warm-ups were pending
+        self.stepped = False       # a warm-up step ran since the last job
         self.stamp_buf = bytearray(child.CHILD_STAMP_BYTES)  # (job._child_stamps)
 
     def _job_cgroup_fd(self, fcntl):
@@ -197,9 +209,13 @@ class Worker:
             return self._serve_one()
         while self.dirty is None:
             if self.warmups:
-                r, _, _ = select.select([self.ch.rfd], [], [], IDLE_BEFORE_WARMUP)
+                if self.cold_jobs >= WARM_UNDER_LOAD_AFTER and not self.stepped:
+                    r = None  # under load: one step now, the call waits
+                else:
+                    r, _, _ = select.select([self.ch.rfd], [], [], IDLE_BEFORE_WARMUP)
                 if not r:
                     self._warm_one()
+                    self.stepped = True
                     continue
             elif not self.spares:
                 if self.forker_start is not None:
@@ -232,6 +248,8 @@ class Worker:
             if t == "run":
                 job.run(self, hdr, payload)
                 self.jobs_done += 1
+                self.cold_jobs += 1 if self.warmups else 0
+                self.stepped = False
                 if self.jobs_done == 1 and isinstance(hdr.get("limits"), dict):
                     # later spares inherit PARI's stack fitted to the jobs' limit
                     pari_stack.prefit(hdr["limits"].get("memory_bytes"))
