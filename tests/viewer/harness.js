@@ -58,7 +58,9 @@ let bundle;
 // viewer's frame and what was recorded.
 // forward: the host forwards the view's tools/call to sb's client (a real
 // sagebox), as a host does for its app; without it they are refused.
-export async function openViewer(browser, host, sb, result, { width = 760, height = 1600, forward = false } = {}) {
+// downloads: false makes a host that cannot save the view's files.
+export async function openViewer(browser, host, sb, result,
+  { width = 760, height = 1600, forward = false, downloads = true } = {}) {
   bundle ??= await bridgeBundle();
   const page = await browser.newPage();
   await page.setViewport({ width: width + 40, height });
@@ -87,6 +89,7 @@ export async function openViewer(browser, host, sb, result, { width = 760, heigh
   if (forward)
     await page.exposeFunction('hostCallTool', (p) => sb.client.callTool(p, undefined, { timeout: 400000 }));
   await page.goto(HOST);
+  if (!downloads) await page.evaluate(() => { window.hostNoDownload = true; });
   const html = host === 'project' ? withCsp(sb.html) : sb.html;
   await page.evaluate((h, r, c) => window.startViewer(h, r, c), html, result, sb.csp);
   const viewer = await viewerFrame(page);
@@ -122,10 +125,11 @@ export function within(ms, what, promise) {
   })]).finally(() => clearTimeout(timer));
 }
 
-// Pixels of the viewer's first WebGL canvas: how many are not the background, and a fingerprint.
-export async function canvasPixels(frame) {
-  return frame.evaluate(() => {
-    const c = document.querySelector('.item.threejs canvas');
+// Pixels of the viewer's first WebGL canvas (or the one selector names):
+// how many are not the background, and a fingerprint.
+export async function canvasPixels(frame, selector = '.item.threejs canvas') {
+  return frame.evaluate((selector) => {
+    const c = document.querySelector(selector);
     const img = document.createElement('canvas');
     img.width = c.width; img.height = c.height;
     const g = img.getContext('2d');
@@ -137,7 +141,7 @@ export async function canvasPixels(frame) {
       hash = (hash * 31 + d[i] + 3 * d[i + 1] + 7 * d[i + 2]) >>> 0;
     }
     return { drawn, total: d.length / 4, hash, width: c.width, height: c.height };
-  });
+  }, selector);
 }
 
 // A drag across the middle of an element, as a user turns a 3D plot.

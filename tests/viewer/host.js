@@ -14,8 +14,9 @@
 //              document.write.
 //
 // Both host pages record what a host would act on — ui/message (a chat
-// message in the user's name), ui/open-link, tools/call (forwarded to a real
-// sagebox when the test says so), the other requests
+// message in the user's name), ui/open-link, ui/download-file (a file the
+// host would save), tools/call (forwarded to a real sagebox when the test
+// says so), the other requests
 // a view may make, and any message with a "pwned" marker from any window —
 // and run a timing probe in the window whose thread the viewer shares (the
 // host page; the proxy frame in the reference setup): the longest gap
@@ -75,9 +76,13 @@ ${PROBE}
 window.spy = []; window.sizes = [];
 addEventListener('message', (e) => { if (e.data && e.data.pwned) spy.push(['pwned', e.data.pwned]); });
 function newBridge(iframe, result) {
-  const bridge = new AppBridge(null, { name: 'sagebox-viewer-test-host', version: '1' },
-    { openLinks: {}, serverTools: {}, serverResources: {}, message: { text: {} }, updateModelContext: { text: {} },
-      downloadFile: {}, logging: {} });
+  // window.hostNoDownload: a host that cannot save a view's files (no
+  // downloadFile capability), as many hosts are.
+  const caps = { openLinks: {}, serverTools: {}, serverResources: {}, message: { text: {} }, updateModelContext: { text: {} },
+    downloadFile: {}, logging: {} };
+  if (window.hostNoDownload) delete caps.downloadFile;
+  const bridge = new AppBridge(null, { name: 'sagebox-viewer-test-host', version: '1' }, caps);
+  window.bridge = bridge; // a test sends the view a later result through it
   const record = (method) => async (params) => { spy.push([method, params]); return {}; };
   bridge.onmessage = record('ui/message');
   bridge.onopenlink = record('ui/open-link');

@@ -199,7 +199,7 @@ function gridControl(c, id, changed) {
 /* The items of a rendering (the first one, or an interact_update's), in
  * box; content: the result whose image blocks they name. */
 function drawRendering(box, items, content, ctx) {
-	const inner = newContext(content, { resized: ctx.resized, callTool: ctx.callTool });
+	const inner = newContext(content, { resized: ctx.resized, callTool: ctx.callTool, download: ctx.download });
 	box.textContent = '';
 	for (const it of Array.isArray(items) ? items : []) {
 		if (it && it.kind === 'interact') continue; /* never one inside another */

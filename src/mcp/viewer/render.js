@@ -5,11 +5,14 @@
  *       result: a tools/call result (structuredContent, content);
  *       hooks.resized(): called when something drawn later changes size;
  *       hooks.callTool(name, args): a server's tool through the host (an
- *       interact's controls call interact_update).
+ *       interact's controls call interact_update);
+ *       hooks.download(file): hands a file to the host to save (a promise),
+ *       or null when the host cannot (export.js).
  *   renderItem(item, ctx) -> element or null
  *       one display item; ctx = newContext(content, hooks).
  *
- * One renderer per item kind (RENDERERS). A renderer throws on an item it
+ * One renderer per item kind (RENDERERS); an item drawn gets the buttons
+ * that copy or save it (export.js) below it. A renderer throws on an item it
  * cannot draw, and renderItem puts the error in the item's place: one bad
  * item never keeps the later items, stdout or stderr from being shown. */
 
@@ -82,6 +85,8 @@ function newContext(content, hooks) {
 		/* callTool(name, args) -> a promise of the tool's result, through
 		 * the host; absent when the host lets the view call nothing */
 		callTool: hooks && hooks.callTool,
+		download: (hooks && hooks.download) || function () { return null; },
+		saved: 0,   /* items with buttons so far: the files' numbers */
 		/* what is left of the per-result budgets (limits.js) */
 		latexMillis: LIMITS.latexMillis,
 		scenes: LIMITS.scenes,
@@ -91,11 +96,18 @@ function newContext(content, hooks) {
 function renderItem(it, ctx) {
 	const kind = it && typeof it.kind === 'string' ? it.kind : '';
 	if (!Object.prototype.hasOwnProperty.call(RENDERERS, kind)) return null; /* a kind this viewer does not know */
+	let node, bar;
 	try {
-		return RENDERERS[kind](it, ctx);
+		node = RENDERERS[kind](it, ctx);
+		bar = itemActions(kind, it, ctx);
 	} catch (e) {
 		return itemError(kind, e);
 	}
+	if (!bar) return node;
+	const d = el('div', 'result-item');
+	d.appendChild(node);
+	d.appendChild(bar);
+	return d;
 }
 
 function verdict(sc, isError) {

@@ -20,7 +20,9 @@ function sceneItem(it, ctx) {
 			const err = itemError('threejs', e);
 			const pic = imageAt(ctx.content, it.png);
 			if (pic) err.appendChild(imageElement(pic.data, 'image/png', 0, 0, ctx));
-			d.replaceWith(err);
+			/* its Save HTML goes too: the saved page would fail as well */
+			const box = d.parentNode && d.parentNode.classList.contains('result-item') ? d.parentNode : d;
+			box.replaceWith(err);
 		}
 		ctx.resized();
 	});

@@ -68,11 +68,7 @@ function checkSvg(text) {
 function svgItem(it, ctx) {
 	const svg = str(it.svg);
 	checkSvg(svg);
-	const bytes = new TextEncoder().encode(svg);
-	let bin = '';
-	for (let i = 0; i < bytes.length; i += 0x8000)
-		bin += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000));
 	const d = el('div', 'item png svg');
-	d.appendChild(imageElement(btoa(bin), 'image/svg+xml', 0, 0, ctx));
+	d.appendChild(imageElement(utf8Base64(svg), 'image/svg+xml', 0, 0, ctx));
 	return d;
 }

@@ -5,12 +5,14 @@
  *
  * The view side of the bridge is written here (a few JSON-RPC messages:
  * ui/initialize, ui/notifications/initialized, tool-result, size-changed,
- * resource-teardown) rather than bundled from the SDK's App class; the
- * browser test (tests/viewer) drives it with the SDK's own AppBridge.
+ * download-file, resource-teardown) rather than bundled from the SDK's App
+ * class; the browser test (tests/viewer) drives it with the SDK's own
+ * AppBridge.
  *
  * assemble.py puts limits.js, render.js, latex.js, html.js, svg.js,
- * scene.js, scene_draw.js, interact.js and this file, in that order, into one
- * strict-mode function of the page's one script of its own. */
+ * scene.js, scene_draw.js, interact.js, export.js and this file, in that
+ * order, into one strict-mode function of the page's one script of its
+ * own. */
 
 const PROTOCOL = '2026-01-26';
 const root = document.getElementById('result');
@@ -49,22 +51,48 @@ function status(text) {
 	root.appendChild(el('p', 'waiting', text));
 }
 
-let lastSize = '', initialized = false;
+let initialized = false, hostCapabilities = {};
+let sizeQueued = false, lastWidth = 0, lastHeight = 0;
 
-/* The size the host should give the frame; never taller than
- * LIMITS.frameHeight (the page scrolls inside the frame beyond it). */
+/* The size the host should give the frame, measured as the MCP Apps SDK's
+ * App measures it (ext-apps 1.7.5, setupSizeChangedNotifications): the
+ * document's own height laid out at max-content, not the frame's (the
+ * frame's scrollHeight never drops below the frame, so a view whose content
+ * shrank could never ask for less), and the window's width; once a frame,
+ * on each change of <html> or <body>. Never taller than LIMITS.frameHeight
+ * (the page scrolls inside the frame beyond it). */
 function reportSize() {
-	if (!initialized) return; /* nothing but ui/initialize before the handshake ends */
-	const e = document.documentElement;
-	const w = Math.ceil(e.scrollWidth), h = Math.min(Math.ceil(e.scrollHeight), LIMITS.frameHeight);
-	if (w + 'x' + h === lastSize) return;
-	lastSize = w + 'x' + h;
-	notify('ui/notifications/size-changed', { width: w, height: h });
+	if (!initialized || sizeQueued) return; /* nothing but ui/initialize before the handshake ends */
+	sizeQueued = true;
+	requestAnimationFrame(() => {
+		sizeQueued = false;
+		const e = document.documentElement, was = e.style.height;
+		e.style.height = 'max-content';
+		const h = Math.min(Math.ceil(e.getBoundingClientRect().height), LIMITS.frameHeight);
+		e.style.height = was;
+		const w = Math.ceil(window.innerWidth);
+		if (w === lastWidth && h === lastHeight) return;
+		lastWidth = w;
+		lastHeight = h;
+		notify('ui/notifications/size-changed', { width: w, height: h });
+	});
+}
+
+/* A file to the host's ui/download-file (an embedded resource), when the
+ * host said it saves files; null otherwise (export.js then gives a link). */
+function download(file) {
+	if (!hostCapabilities.downloadFile) return null;
+	const resource = { uri: 'file:///' + encodeURIComponent(file.name), mimeType: file.mime };
+	if (file.text !== undefined) resource.text = file.text;
+	else resource.blob = file.base64;
+	return request('ui/download-file', { contents: [{ type: 'resource', resource: resource }] }).then((r) => {
+		if (r && r.isError) throw new Error('the host did not save it');
+	}, (e) => { throw new Error('the host refused: ' + ((e && e.message) || e)); });
 }
 
 function show(result) {
 	try {
-		renderResult(root, result, { resized: reportSize, callTool: callTool });
+		renderResult(root, result, { resized: reportSize, callTool: callTool, download: download });
 	} catch (e) {
 		status('The viewer could not show this result: ' + ((e && e.message) || e));
 	}
@@ -91,13 +119,18 @@ window.addEventListener('message', (ev) => {
 		post({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'Method not found: ' + m.method } });
 });
 
-if (window.ResizeObserver) new ResizeObserver(reportSize).observe(document.documentElement);
+if (window.ResizeObserver) {
+	const sizes = new ResizeObserver(reportSize);
+	sizes.observe(document.documentElement);
+	sizes.observe(document.body);
+}
 
 request('ui/initialize', {
 	protocolVersion: PROTOCOL,
 	appInfo: { name: 'sagebox-viewer', version: '1' },
 	appCapabilities: {},
-}).then(() => {
+}).then((r) => {
+	hostCapabilities = (r && r.hostCapabilities) || {};
 	notify('ui/notifications/initialized', {});
 	initialized = true;
 	reportSize();
