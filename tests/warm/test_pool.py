@@ -121,6 +121,30 @@ def test_a_worker_under_calls_back_to_back_still_warms_up():
         assert seen[-10:] == ["True"] * 10, seen
 
 
+def test_calls_go_to_the_oldest_idle_worker():
+    """After the pool grew, one client's calls go on to the worker that
+    ran the earlier ones (warmed up), not to the one added for the burst,
+    which idles into its own warm-ups."""
+    with start_mcp() as m:
+        for _ in range(4):
+            assert ok(m.run("print(1)"))
+        burst = [m.send_request("tools/call", {"name": "run_python", "arguments": {
+            "code": "import time\ntime.sleep(2)"}}) for _ in range(2)]
+        for rid in burst:
+            assert ok(m.wait(rid, 120)["result"]["structuredContent"])
+        deadline = time.time() + 120
+        while sum(1 for w in m.status()["pool"]["workers"]
+                  if w["kind"] == "python" and w["state"] == "idle") < 2:
+            assert time.time() < deadline, m.status()["pool"]
+            time.sleep(0.2)
+        seen = []
+        for _ in range(3):
+            r = m.run("print(1)")
+            assert ok(r), r
+            seen.append(r["sandbox"]["warm"]["worker_jobs"])
+        assert seen == [6, 7, 8], seen  # the first worker's 4, one of the burst's, then these
+
+
 def test_recycling_after_max_jobs():
     with start_mcp("--worker-max-jobs", "3") as m:
         seen = []

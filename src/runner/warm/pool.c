@@ -211,8 +211,14 @@ static void start_worker(struct sb_pool *p, struct keyent *k)
 	}
 	s->k = k;
 	s->state = SLOT_STARTING;
-	s->next = p->slots;
-	p->slots = s;
+	/* At the tail: take_idle gives a job to the oldest idle worker, which
+	 * has most likely run its warm-ups; a worker added under load then
+	 * gets only the calls the others cannot take, and idles into its own
+	 * warm-ups in between (docs/WARM.md, "Throughput by clients"). */
+	struct slot **tail = &p->slots;
+	while (*tail)
+		tail = &(*tail)->next;
+	*tail = s;
 	*a = (struct start_arg){p, s};
 	if (spawn_thread(p, start_main, a)) {
 		unlink_slot(p, s);
