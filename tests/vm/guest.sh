@@ -8,16 +8,29 @@
 set -uo pipefail
 share=/mnt/host
 results=$share/results
-: >"$results"
-chmod 0666 "$results" # the checks as the normal user write it too
 # shellcheck disable=SC1091
 . /etc/os-release
 [ -f $share/env ] && . $share/env
 export VM_RESULTS=$results
 src=/var/tmp/sagebox
+rebooted=/var/lib/sagebox-vm/rebooted # on the guest's own disk: it outlives the reboot
 log() { echo "guest: $(date +%T) $*"; }
 res() { echo "$*" | tee -a "$results"; }
 want() { [ -z "${VM_CHECKS:-}" ] || [[ ",$VM_CHECKS," == *",$1,"* ]]; }
+as_desk=(su - desk -c)
+
+# --- the boot after the workspaces check's reboot: its second half only ---
+if [ -e $rebooted ]; then
+	rm -f $rebooted
+	log "booted again after the reboot of the workspaces check"
+	timeout -k 10 900 "${as_desk[@]}" "cd $src/tests/vm && VM_RESULTS=$results SAGEBOX_BIN=/usr/bin/sagebox python3 workspace_reboot.py after" ||
+		[ $? != 124 ] || res "FAIL workspace after a reboot: not done within 900 s"
+	log "done"
+	exit 0
+fi
+
+: >"$results"
+chmod 0666 "$results" # the checks as the normal user write it too
 
 log "$PRETTY_NAME, systemd $(systemctl --version | head -n 1 | cut -d' ' -f2), kernel $(uname -r), $(nproc) CPUs"
 log "cgroup: $(stat -fc %T /sys/fs/cgroup), root controllers: $(cat /sys/fs/cgroup/cgroup.controllers)"
@@ -36,8 +49,7 @@ fi
 systemd-sysusers >/dev/null && systemctl daemon-reload
 
 # A login of the normal user through PAM (pam_systemd: a session of its
-# own, user@UID.service, the session bus), as a desktop login would.
-as_desk=(su - desk -c)
+# own, user@UID.service, the session bus), as a desktop login would: as_desk.
 in_vm="cd $src/tests/vm && VM_RESULTS=$results SAGEBOX_BIN=/usr/bin/sagebox"
 bounded() { # seconds name command...: a check that did not end in time is a failure
 	local secs=$1 name=$2; shift 2
@@ -72,5 +84,23 @@ fi
 # --- Sage on a release without it: the README's advice, as written --------
 if want sage-advice && [ ! -x /usr/bin/sage ]; then
 	bounded 5400 "Sage as the README advises" "${as_desk[@]}" "$in_vm bash sage_advice.sh"
+fi
+# --- a named workspace across a reboot (last: it reboots the guest) ------
+# The guest's sagebox-vm unit runs this script again on the next boot, which
+# finds $rebooted and checks the workspace (above).
+if want workspaces; then
+	if timeout -k 10 900 "${as_desk[@]}" "$in_vm python3 workspace_reboot.py before"; then
+		if pgrep -u desk -f "sagebox mcp" >/dev/null; then
+			res "PASS reboot with a workspace session open: sagebox mcp still running with the session open as the guest reboots"
+		else
+			res "FAIL reboot with a workspace session open: sagebox mcp was gone before the reboot (ended with the login session?)"
+		fi
+		mkdir -p "$(dirname $rebooted)" && touch $rebooted && sync
+		log "rebooting (systemctl reboot)"
+		cp $share/guest.log $share/guest-before-reboot.log
+		touch $share/reboot # the host boots the guest again (qemu -no-reboot)
+		systemctl reboot
+		sleep infinity # the reboot stops this unit
+	fi
 fi
 log "done"
