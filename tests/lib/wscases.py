@@ -8,6 +8,7 @@ import pwd
 import stat
 import time
 
+import pytest
 from wshost import disk_bytes, ok, out, run, text
 
 SAGE_STATE = """
@@ -84,6 +85,28 @@ def idle_expiry_saves(h):
     assert "Restored" in t and "f (" in t and "g (" in t, t
     got = out(m, sid, "print(p.parent() is R, p.factor(), M.det(), d['name'], open('chapter1/results.txt').read())")
     assert got.strip() == "True (x - 1) * (x^2 + x - 1) -2 thesis (x - 1) * (x^2 + x - 1)", got
+    m.close()
+
+
+def term_all_saves(h):
+    """A reboot or logout stops sagebox and its sandboxes together (SIGTERM
+    to every process of the unit): the variables set since the last save
+    are saved before the sandboxes go, as at a clean stop of sagebox alone."""
+    if h.backend != "native":
+        pytest.skip("on Podman the container's processes are conmon's, not below the server: "
+                    "a SIGTERM to the server's processes would not reach them as a unit's stop does")
+    m = h.mcp()
+    sid, _ = open_ws(m, "stopped", lang="python")
+    assert out(m, sid, "n = 1\nprint(n)", "python").strip() == "1"
+    ok(m, "session_save", {"session_id": sid})
+    assert out(m, sid, "late = 2\nopen('/work/late.txt', 'w').write('2')\nprint(late)", "python").strip() == "2"
+    assert h.term_all(m) >= 3  # the server, a sandbox, its interpreter at least
+    m = h.mcp()
+    sid, r = open_ws(m, "stopped", lang="python", restore=True)
+    assert "Restored" in text(r), text(r)
+    got = out(m, sid, "print(n, globals().get('late'), open('late.txt').read())", "python")
+    assert got.strip() == "1 2 2", got
+    ok(m, "session_close", {"session_id": sid})
     m.close()
 
 
@@ -410,7 +433,7 @@ def hostile_state(h):
     m.close()
 
 
-CASES = ("kill_then_restore", "idle_expiry_saves", "one_session_at_a_time", "size_cap", "specials_not_kept",
+CASES = ("kill_then_restore", "term_all_saves", "idle_expiry_saves", "one_session_at_a_time", "size_cap", "specials_not_kept",
          "project_dir", "cli_export_import_rm", "hostile_state")
 
 

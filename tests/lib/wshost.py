@@ -87,6 +87,27 @@ class Host:
         os.kill(self.server_pid(m), signal.SIGKILL)
         m.proc.wait(timeout=60)
 
+    def term_all(self, m):
+        """SIGTERM to the server and every process below it at once, as
+        systemd stops the unit or scope that holds them (a reboot, a
+        logout, `systemctl stop`); then wait for the server to end."""
+        pids, todo = [], [self.server_pid(m)]
+        while todo:
+            p = todo.pop()
+            pids.append(p)
+            for t in os.listdir("/proc/%d/task" % p):
+                try:
+                    todo += [int(c) for c in open("/proc/%d/task/%s/children" % (p, t)).read().split()]
+                except OSError:
+                    pass
+        for p in pids:
+            try:
+                os.kill(p, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        m.proc.wait(timeout=120)
+        return len(pids)
+
     def close(self):
         for m in self.servers:
             if m.proc.poll() is None:

@@ -86,6 +86,14 @@ static int until(const struct timespec *deadline)
 
 static noreturn void relay(pid_t init, unsigned lifetime_s)
 {
+	/* The sandbox ends when its caller asks or goes (below), never on a
+	 * signal meant for a whole group: a unit's stop (a reboot, a logout,
+	 * `systemctl stop`) sends SIGTERM to every process of its cgroup at
+	 * once, and the caller must still be able to save a session's state
+	 * from the sandbox before it ends it. (Nothing is exec'd from here.) */
+	const int group_signals[] = {SIGTERM, SIGINT, SIGHUP};
+	for (size_t i = 0; i < sizeof group_signals / sizeof *group_signals; i++)
+		signal(group_signals[i], SIG_IGN);
 	/* stdio to /dev/null: only the sandbox holds the pipes now, so the
 	 * caller sees EOF exactly when the sandbox is gone. */
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);

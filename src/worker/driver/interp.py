@@ -190,6 +190,18 @@ def confine_child(workspace, limits, keep):
     pari_stack.fit(limits.get("memory_bytes"))
 
 
+def outlive_sigterm():
+    """The interpreter holds the session's variables, which sagebox saves
+    when it stops. A reboot, a logout or `systemctl stop` sends SIGTERM to
+    every process of the unit at once, this one too: ignoring it leaves the
+    interpreter alive for sagebox's save (sagebox then ends it with
+    SIGKILL). A handler, not SIG_IGN, so that programs the code runs start
+    with SIGTERM as usual (exec resets handlers), and forks of it (jobs,
+    multiprocessing) get the default back."""
+    signal.signal(signal.SIGTERM, lambda *_: None)
+    os.register_at_fork(after_in_child=lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL))
+
+
 def _stdio(null, out_w, err_w):
     os.dup2(null, 0)
     os.dup2(out_w, 1)
@@ -216,6 +228,7 @@ class PyInterp(Interp):
     def _child(self, ctl_r, st_w, out_w, err_w, disp_w):
         null = os.open("/dev/null", os.O_RDWR)
         confine_child(self.workspace, self.limits, [ctl_r, st_w, out_w, err_w, null, disp_w])
+        outlive_sigterm()
         _stdio(null, out_w, err_w)
         for fd in (out_w, err_w):
             os.close(fd)
