@@ -42,6 +42,10 @@ char **sb_cli_settings(int argc, char **argv, struct sb_config *cfg, int *nrest)
  * HUP. */
 void sb_cli_stop_signals(void (*fn)(int));
 
+/* Once a server is stopping: TERM and HUP no longer end it (its sessions'
+ * state is being saved), INT does. */
+void sb_cli_stopping_signals(void);
+
 /* Print o as indented JSON on stdout, then drop the reference. */
 void sb_cli_print_json(json_t *o);
 

@@ -113,6 +113,29 @@ char **sb_cli_settings(int argc, char **argv, struct sb_config *cfg, int *nrest)
 	return rest;
 }
 
+static void stop_under_way(int sig)
+{
+	(void)sig;
+}
+
+void sb_cli_stopping_signals(void)
+{
+	/* A unit's stop (a reboot, a logout, `systemctl stop`) sends SIGTERM
+	 * to every process of it at once and may send it again: it must not
+	 * cut short the stop it asked for, which saves the sessions' state
+	 * before it ends the sandboxes. A handler, not SIG_IGN: what is exec'd
+	 * meanwhile starts with the default. SIGINT (a person) still stops at
+	 * once. */
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = stop_under_way;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sa.sa_handler = SIG_DFL;
+	sigaction(SIGINT, &sa, NULL);
+}
+
 void sb_cli_stop_signals(void (*fn)(int))
 {
 	struct sigaction sa;

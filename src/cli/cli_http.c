@@ -198,7 +198,7 @@ int sb_cli_serve_http(const struct sb_http_options *o, struct sb_mcp_server *srv
 	fprintf(stderr, "sagebox mcp: stopping: ending every connection and call\n");
 	sb_http_stop(s.h);
 	sb_control_stop(ctl); /* the askers hear "stopped" */
-	sb_cli_stop_signals(SIG_DFL);
+	sb_cli_stopping_signals();
 	signal_fd = -1;
 	sb_close(&p[0]);
 	sb_close(&p[1]);

@@ -279,7 +279,7 @@ static int serve_service(const struct sb_service_opts *base, struct sb_mcp_serve
 	stop_fd = p[1];
 	sb_cli_stop_signals(on_signal);
 	int rc = sb_service_serve(&o, srv, runner) < 0 ? SB_EXIT_FAILURE : SB_EXIT_OK;
-	sb_cli_stop_signals(SIG_DFL);
+	sb_cli_stopping_signals();
 	stop_fd = -1;
 	sb_close(&p[0]);
 	sb_close(&p[1]);
@@ -376,7 +376,7 @@ int sb_cli_mcp(int argc, char **argv)
 			fprintf(stderr, "sagebox mcp: serving stdio failed: %s\n", strerror(errno));
 		else
 			rc = SB_EXIT_OK;
-		sb_cli_stop_signals(SIG_DFL);
+		sb_cli_stopping_signals();
 		stop_fd = -1;
 	} else {
 		fprintf(stderr, "sagebox mcp: out of memory\n");

@@ -95,19 +95,21 @@ def term_all_saves(h):
     if h.backend != "native":
         pytest.skip("on Podman the container's processes are conmon's, not below the server: "
                     "a SIGTERM to the server's processes would not reach them as a unit's stop does")
-    m = h.mcp()
-    sid, _ = open_ws(m, "stopped", lang="python")
-    assert out(m, sid, "n = 1\nprint(n)", "python").strip() == "1"
-    ok(m, "session_save", {"session_id": sid})
-    assert out(m, sid, "late = 2\nopen('/work/late.txt', 'w').write('2')\nprint(late)", "python").strip() == "2"
-    assert h.term_all(m) >= 3  # the server, a sandbox, its interpreter at least
-    m = h.mcp()
-    sid, r = open_ws(m, "stopped", lang="python", restore=True)
-    assert "Restored" in text(r), text(r)
-    got = out(m, sid, "print(n, globals().get('late'), open('late.txt').read())", "python")
-    assert got.strip() == "1 2 2", got
-    ok(m, "session_close", {"session_id": sid})
-    m.close()
+    for client_first in (False, True):
+        name = "stopped-%d" % client_first
+        m = h.mcp()
+        sid, _ = open_ws(m, name, lang="python")
+        assert out(m, sid, "n = 1\nprint(n)", "python").strip() == "1"
+        ok(m, "session_save", {"session_id": sid})
+        assert out(m, sid, "late = 2\nopen('/work/late.txt', 'w').write('2')\nprint(late)", "python").strip() == "2"
+        assert h.term_all(m, client_first) >= 3  # the server, a sandbox, its interpreter at least
+        m = h.mcp()
+        sid, r = open_ws(m, name, lang="python", restore=True)
+        assert "Restored" in text(r), text(r)
+        got = out(m, sid, "print(n, globals().get('late'), open('late.txt').read())", "python")
+        assert got.strip() == "1 2 2", (client_first, got)
+        ok(m, "session_close", {"session_id": sid})
+        m.close()
 
 
 def one_session_at_a_time(h):

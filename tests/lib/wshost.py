@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import time
 
 from mcpclient import MCP
 from shared_binary import shared_copy
@@ -87,10 +88,13 @@ class Host:
         os.kill(self.server_pid(m), signal.SIGKILL)
         m.proc.wait(timeout=60)
 
-    def term_all(self, m):
+    def term_all(self, m, client_first=False):
         """SIGTERM to the server and every process below it at once, as
         systemd stops the unit or scope that holds them (a reboot, a
-        logout, `systemctl stop`); then wait for the server to end."""
+        logout, `systemctl stop`); then wait for the server to end.
+        client_first: the client goes first (its stdin closes: the server
+        begins its stop) and the SIGTERMs come during that stop, again and
+        again for a second, as when the client's unit stops first."""
         pids, todo = [], [self.server_pid(m)]
         while todo:
             p = todo.pop()
@@ -100,11 +104,25 @@ class Host:
                     todo += [int(c) for c in open("/proc/%d/task/%s/children" % (p, t)).read().split()]
                 except OSError:
                     pass
+        fds = []  # (by pidfd: a pid that ended is never another process's)
         for p in pids:
             try:
-                os.kill(p, signal.SIGTERM)
+                fds.append(os.pidfd_open(p))
             except ProcessLookupError:
                 pass
+        if client_first:
+            m.proc.stdin.close()
+        end = time.monotonic() + (1 if client_first else 0)
+        while True:
+            for fd in fds:
+                try:
+                    signal.pidfd_send_signal(fd, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+            if time.monotonic() >= end:
+                break
+        for fd in fds:
+            os.close(fd)
         m.proc.wait(timeout=120)
         return len(pids)
 
