@@ -2,7 +2,8 @@
 `systemctl start sagebox` serves MCP over HTTP with its token as the user
 sagebox, runs a call in a sandbox whose limits its delegated cgroup holds,
 with the unit's hardening in effect; `systemd-analyze security` says how
-exposed it is; `systemctl stop` leaves no process, cgroup or socket."""
+exposed it is; `systemctl stop` leaves no process, cgroup or socket; the
+setuid newuidmap rootless Podman needs works in the unit."""
 import os
 import re
 import sys
@@ -76,7 +77,22 @@ def system_unit():
     assert "/dev/kmsg" in mnt, "InaccessiblePaths=-/dev/kmsg: no mount over /dev/kmsg"
     capbnd = int(re.search(r"^CapBnd:\s+([0-9a-f]+)", user, re.M).group(1), 16)
     assert not capbnd & (1 << 34), "CAP_SYSLOG is in the bounding set"
-    return (f"{said}; sandbox_status: limits by cgroup v2 in {cg} ({sandboxes}); runs as uid {uid}; "
+    # Every process but the server in a sandbox's cgroup: none left
+    # unlimited beside it (a warm worker made at start included).
+    def loose():
+        found = []
+        for p in sagebox_pids():
+            try:
+                where = open(f"/proc/{p}/cgroup").read().strip()
+            except OSError:
+                continue
+            if p != pid and not re.search(r"/sagebox\.\d+\.", where):
+                found.append(f"{p} in {where}")
+        return found
+    wait_for(lambda: not loose(), 30)
+    assert not loose(), f"processes of the unit outside any sandbox's cgroup: {loose()}"
+    return (f"{said}; sandbox_status: limits by cgroup v2 in {cg} ({sandboxes}), every sandbox process in one; "
+            f"runs as uid {uid}; "
             f"/usr and /etc read-only, /home empty, /tmp private, nothing mounted inside /proc, "
             f"/dev/kmsg hidden, no CAP_SYSLOG")
 
@@ -102,7 +118,47 @@ def stop():
     return f"{' '.join(state)}; no process of user sagebox, no {cg or 'cgroup'}, nothing on port 8080"
 
 
-CHECKS = [system_unit, security, stop]
+PROBE = "/run/systemd/system/sagebox.service.d/vm-check-probe.conf"
+PROBE_OUT = "/run/sagebox-vm-probe.txt"
+
+
+@check("setuid newuidmap in the unit (rootless Podman)")
+def setuid_in_unit():
+    """The unit leaves out NoNewPrivileges= for rootless Podman, whose
+    setuid newuidmap maps the user's subordinate ids: the unit itself, its
+    ExecStart replaced by a drop-in, reads its no_new_privs and, where
+    Podman is installed, maps the ids with `podman unshare`."""
+    podman = os.path.exists("/usr/bin/podman") and os.path.exists("/usr/bin/newuidmap")
+    if podman:
+        sh("usermod", "--add-subuids", "300000-365535", "--add-subgids", "300000-365535", "sagebox")
+    cmd = "grep NoNewPrivs /proc/self/status"
+    if podman:
+        cmd += "; podman unshare cat /proc/self/uid_map"
+    os.makedirs(os.path.dirname(PROBE), exist_ok=True)
+    with open(PROBE, "w") as f:
+        f.write(f"[Service]\nExecStart=\nExecStart=/bin/sh -c '{cmd}'\nRestart=no\n"
+                f"StandardOutput=truncate:{PROBE_OUT}\nStandardError=journal\n")
+    try:
+        sh("systemctl", "daemon-reload")
+        sh("systemctl", "start", "sagebox")
+        assert wait_for(lambda: sh("systemctl", "is-active", "sagebox", check_rc=False).stdout.strip()
+                        in ("inactive", "failed"), 120), "the probe did not end"
+        out = open(PROBE_OUT).read()
+    finally:
+        os.unlink(PROBE)
+        sh("systemctl", "daemon-reload")
+        sh("systemctl", "reset-failed", "sagebox", check_rc=False)
+        if podman:
+            sh("usermod", "--del-subuids", "300000-365535", "--del-subgids", "300000-365535", "sagebox")
+    nnp = re.search(r"^NoNewPrivs:\s+(\d)", out, re.M)
+    assert nnp and nnp.group(1) == "0", f"no_new_privs is set in the unit: setuid programs gain nothing: {out}"
+    if not podman:
+        return "NoNewPrivs 0 in the unit (no Podman in this guest to map ids with)"
+    assert re.search(r"^\s*1\s+300000\s+65536\s*$", out, re.M), f"podman unshare mapped no subordinate ids: {out}"
+    return "NoNewPrivs 0 in the unit; podman unshare there mapped 1 -> 300000 (65536) through the setuid newuidmap"
+
+
+CHECKS = [system_unit, security, stop, setuid_in_unit]
 
 if __name__ == "__main__":
     want = sys.argv[1:]

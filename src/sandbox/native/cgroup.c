@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "sandbox/native/native.h"
+#include "util/procstat.h"
 
 static atomic_uint cg_counter;
 
@@ -263,11 +264,62 @@ static bool v2_enabled(const char *dir)
 	       nat_cg_has_token(line, "pids");
 }
 
+/* Whether pid is this process or one it started (its parents, read in
+ * /proc, lead to us). */
+static bool ours(pid_t pid)
+{
+	pid_t me = getpid();
+	for (int depth = 0; depth < 64 && pid > 1; depth++) {
+		unsigned long long ppid;
+		if (pid == me)
+			return true;
+		if (sb_proc_stat_fields(pid, SB_STAT_PPID, 1, &ppid) != 0)
+			return false;
+		pid = (pid_t)ppid;
+	}
+	return false;
+}
+
+/* Move this process, and every process in dir that it started, into leaf.
+ * A child forked before the first sandbox (the driver's code cache made at
+ * start, a warm worker made then) is still in dir, and while it runs the
+ * kernel refuses the controllers; each of them is ours and unlimited
+ * there, so it loses nothing in the leaf. Other processes in dir (a shell
+ * that shares a delegated scope with us) stay where they are. 0, or -1
+ * when this process could not be moved. */
+static int move_ours(const char *dir, const char *leaf)
+{
+	char path[PATH_MAX + 32], line[32];
+	snprintf(path, sizeof path, "%s/cgroup.procs", dir);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	bool moved_self = false;
+	while (fgets(line, sizeof line, f)) {
+		long pid = strtol(line, NULL, 10);
+		if (pid <= 0 || !ours((pid_t)pid))
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		/* one that ended meanwhile is no longer in the way */
+		if (put(leaf, "cgroup.procs", line) == 0 && pid == (long)getpid())
+			moved_self = true;
+	}
+	fclose(f);
+	if (!moved_self) {
+		snprintf(line, sizeof line, "%ld", (long)getpid());
+		if (put(leaf, "cgroup.procs", line) != 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* Enable the controllers for our children, and check on every sandbox
  * that they still are. The "no internal processes" rule refuses that while
- * we are in the cgroup ourselves; then move this process into a leaf
- * first, as crun and nsjail do (once per process: the base stays the
- * cgroup we started in, or systemd's scope, never our leaf). */
+ * processes are in the cgroup itself; then move this process and those it
+ * started into a leaf first, as crun and nsjail do (once per process: the
+ * base stays the cgroup we started in, or systemd's scope, never our
+ * leaf). A few rounds: a child forked while we moved the others is born
+ * where its parent was. */
 static int v2_enable(const char *dir)
 {
 	const char *want = "+memory +pids +cpu";
@@ -277,16 +329,20 @@ static int v2_enable(const char *dir)
 		return 0;
 	if (errno != EBUSY)
 		return -1;
-	char leaf[PATH_MAX + 32], pid[24];
+	char leaf[PATH_MAX + 32];
 	snprintf(leaf, sizeof leaf, "%s/sagebox-server", dir);
 	if (mkdir(leaf, 0755) != 0 && errno != EEXIST)
 		return -1;
-	snprintf(pid, sizeof pid, "%ld", (long)getpid());
-	if (put(leaf, "cgroup.procs", pid) != 0)
-		return -1;
-	if (put(dir, "cgroup.subtree_control", want) == 0)
-		return 0;
-	return put(dir, "cgroup.subtree_control", "+memory +pids");
+	for (int round = 0; round < 3; round++) {
+		if (move_ours(dir, leaf) != 0)
+			return -1;
+		if (put(dir, "cgroup.subtree_control", want) == 0 ||
+		    put(dir, "cgroup.subtree_control", "+memory +pids") == 0)
+			return 0;
+		if (errno != EBUSY)
+			return -1;
+	}
+	return -1;
 }
 
 static int v2_create(const char *base, const struct sb_limits *l, bool per_job, struct nat_cgroup *cg,
