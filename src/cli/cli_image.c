@@ -29,7 +29,8 @@ static void image_usage(FILE *out)
 		"Build a SageMath container image from Debian's sagemath package, without root\n"
 		"and without a container registry (mmdebstrap --mode=unshare | podman import).\n"
 		"Packages come from the Debian mirror this machine's apt uses\n"
-		"(/etc/apt/sources.list, /etc/apt/sources.list.d), or from --mirror.\n"
+		"(/etc/apt/sources.list, /etc/apt/sources.list.d; on another Debian release,\n"
+		"the mirrors of its own suites), or from --mirror.\n"
 		"The image gets an unprivileged user 'sage' (uid 1000) and pip (python3-pip:\n"
 		"pip in a session, when the network setting lists an index); documentation,\n"
 		"man pages and translations are left out to keep it small.\n"
@@ -50,10 +51,11 @@ struct mirrors {
 	size_t n;
 };
 
-static void add_mirror(struct mirrors *m, const char *uri, const char *suite)
+/* "deb URI SUITE<suffix> main": suffix is "", "-updates" or "-security". */
+static void add_mirror(struct mirrors *m, const char *uri, const char *suite, const char *suffix)
 {
 	char *s;
-	if (m->n >= IMG_MAX_MIRRORS || asprintf(&s, "deb %s %s main", uri, suite) < 0)
+	if (m->n >= IMG_MAX_MIRRORS || asprintf(&s, "deb %s %s%s main", uri, suite, suffix) < 0)
 		return;
 	for (size_t i = 0; i < m->n; i++)
 		if (strcmp(m->line[i], s) == 0) {
@@ -63,14 +65,23 @@ static void add_mirror(struct mirrors *m, const char *uri, const char *suite)
 	m->line[m->n++] = s;
 }
 
-/* The suites of one release we want: the release, its updates, its
- * security updates. Other repositories (third-party, backports) stay out. */
-static bool wanted_suite(const char *suite, const char *want)
+/* Which sources are taken, and for which suite: those of the release
+ * `from` (the release itself, its updates, its security updates; other
+ * repositories, third-party or backports, stay out), each as the same
+ * suite of the release `as`. from and as differ when the sources are
+ * another Debian release's (see own_release). */
+struct wanted {
+	const char *from, *as;
+};
+
+/* The part of suite after the release (NULL: not one of its suites). */
+static const char *wanted_suffix(const char *suite, const struct wanted *w)
 {
-	size_t n = strlen(want);
-	if (strncmp(suite, want, n) != 0)
-		return false;
-	return suite[n] == '\0' || strcmp(suite + n, "-updates") == 0 || strcmp(suite + n, "-security") == 0;
+	size_t n = strlen(w->from);
+	if (strncmp(suite, w->from, n) != 0)
+		return NULL;
+	const char *rest = suite + n;
+	return *rest == '\0' || strcmp(rest, "-updates") == 0 || strcmp(rest, "-security") == 0 ? rest : NULL;
 }
 
 static bool has_word(const char *list, const char *word)
@@ -83,7 +94,7 @@ static bool has_word(const char *list, const char *word)
 }
 
 /* One-line format: "deb [opts] URI SUITE COMPONENT..." */
-static void read_list(const char *path, const char *suite, struct mirrors *m)
+static void read_list(const char *path, const struct wanted *w, struct mirrors *m)
 {
 	FILE *f = fopen(path, "re");
 	if (!f)
@@ -106,30 +117,33 @@ static void read_list(const char *path, const char *suite, struct mirrors *m)
 		char uri[1024], su[128], comps[512] = "";
 		if (sscanf(p, "%1023s %127s %511[^\n]", uri, su, comps) < 2)
 			continue;
-		if (wanted_suite(su, suite) && has_word(comps, "main"))
-			add_mirror(m, uri, su);
+		const char *suffix = wanted_suffix(su, w);
+		if (suffix && has_word(comps, "main"))
+			add_mirror(m, uri, w->as, suffix);
 	}
 	fclose(f);
 }
 
 /* deb822 format: paragraphs of "Key: value" lines. */
-static void flush_paragraph(char *types, char *uris, char *suites, char *comps, bool enabled, const char *suite,
-			    struct mirrors *m)
+static void flush_paragraph(char *types, char *uris, char *suites, char *comps, bool enabled,
+			    const struct wanted *w, struct mirrors *m)
 {
 	if (enabled && has_word(types, "deb") && has_word(comps, "main")) {
 		char *s1, *s2;
 		for (char *u = strtok_r(uris, " \t", &s1); u; u = strtok_r(NULL, " \t", &s1)) {
 			char sc[512];
 			snprintf(sc, sizeof sc, "%s", suites);
-			for (char *s = strtok_r(sc, " \t", &s2); s; s = strtok_r(NULL, " \t", &s2))
-				if (wanted_suite(s, suite))
-					add_mirror(m, u, s);
+			for (char *s = strtok_r(sc, " \t", &s2); s; s = strtok_r(NULL, " \t", &s2)) {
+				const char *suffix = wanted_suffix(s, w);
+				if (suffix)
+					add_mirror(m, u, w->as, suffix);
+			}
 		}
 	}
 	types[0] = uris[0] = suites[0] = comps[0] = '\0';
 }
 
-static void read_sources(const char *path, const char *suite, struct mirrors *m)
+static void read_sources(const char *path, const struct wanted *w, struct mirrors *m)
 {
 	FILE *f = fopen(path, "re");
 	if (!f)
@@ -141,7 +155,7 @@ static void read_sources(const char *path, const char *suite, struct mirrors *m)
 		if (line[0] == '#')
 			continue;
 		if (line[strspn(line, " \t")] == '\0') {
-			flush_paragraph(types, uris, suites, comps, enabled, suite, m);
+			flush_paragraph(types, uris, suites, comps, enabled, w, m);
 			enabled = true;
 			continue;
 		}
@@ -161,24 +175,56 @@ static void read_sources(const char *path, const char *suite, struct mirrors *m)
 		else if (!strcasecmp(line, "Enabled"))
 			enabled = strcasecmp(v, "no") != 0;
 	}
-	flush_paragraph(types, uris, suites, comps, enabled, suite, m);
+	flush_paragraph(types, uris, suites, comps, enabled, w, m);
 	fclose(f);
 }
 
-static void find_mirrors(const char *suite, struct mirrors *m)
+static void find_mirrors(const struct wanted *w, struct mirrors *m)
 {
-	read_list("/etc/apt/sources.list", suite, m);
+	read_list("/etc/apt/sources.list", w, m);
 	glob_t g;
 	if (glob("/etc/apt/sources.list.d/*.list", 0, NULL, &g) == 0) {
 		for (size_t i = 0; i < g.gl_pathc; i++)
-			read_list(g.gl_pathv[i], suite, m);
+			read_list(g.gl_pathv[i], w, m);
 		globfree(&g);
 	}
 	if (glob("/etc/apt/sources.list.d/*.sources", 0, NULL, &g) == 0) {
 		for (size_t i = 0; i < g.gl_pathc; i++)
-			read_sources(g.gl_pathv[i], suite, m);
+			read_sources(g.gl_pathv[i], w, m);
 		globfree(&g);
 	}
+}
+
+/* This machine's Debian release (VERSION_CODENAME of /etc/os-release), if
+ * it is Debian. Its apt sources name only its own suites, and a Debian
+ * mirror keeps the other releases too: on Debian 13, whose sources say
+ * trixie, the image's bookworm comes from the same mirrors. */
+static bool own_release(char *out, size_t n)
+{
+	FILE *f = fopen("/etc/os-release", "re");
+	if (!f)
+		return false;
+	char line[256], id[64] = "";
+	out[0] = '\0';
+	while (fgets(line, sizeof line, f)) {
+		line[strcspn(line, "\n")] = '\0';
+		char *eq = strchr(line, '=');
+		if (!eq)
+			continue;
+		*eq = '\0';
+		char *v = eq + 1;
+		size_t len = strlen(v);
+		if (len >= 2 && (v[0] == '"' || v[0] == '\'') && v[len - 1] == v[0]) {
+			v[len - 1] = '\0';
+			v++;
+		}
+		if (!strcmp(line, "ID"))
+			snprintf(id, sizeof id, "%s", v);
+		else if (!strcmp(line, "VERSION_CODENAME"))
+			snprintf(out, n, "%s", v);
+	}
+	fclose(f);
+	return !strcmp(id, "debian") && out[0];
 }
 
 static bool bad_name(const char *s)
@@ -316,10 +362,13 @@ int sb_cli_image(int argc, char **argv)
 			fprintf(stderr, "sagebox: bad mirror '%s'\n", user_mirrors[i]);
 			goto out;
 		}
-		add_mirror(&m, user_mirrors[i], suite);
+		add_mirror(&m, user_mirrors[i], suite, "");
 	}
 	if (m.n == 0)
-		find_mirrors(suite, &m);
+		find_mirrors(&(struct wanted){suite, suite}, &m);
+	char own[64];
+	if (m.n == 0 && own_release(own, sizeof own) && strcmp(own, suite) != 0)
+		find_mirrors(&(struct wanted){own, suite}, &m);
 	if (m.n == 0) {
 		fprintf(stderr, "sagebox: no Debian mirror for '%s' (main) in /etc/apt/sources.list or "
 				"/etc/apt/sources.list.d\n"
