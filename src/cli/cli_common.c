@@ -113,6 +113,17 @@ char **sb_cli_settings(int argc, char **argv, struct sb_config *cfg, int *nrest)
 	return rest;
 }
 
+void sb_cli_stop_signals(void (*fn)(int))
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = fn;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
 static void stop_under_way(int sig)
 {
 	(void)sig;
@@ -126,23 +137,6 @@ void sb_cli_stopping_signals(void)
 	 * before it ends the sandboxes. A handler, not SIG_IGN: what is exec'd
 	 * meanwhile starts with the default. SIGINT (a person) still stops at
 	 * once. */
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = stop_under_way;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	sa.sa_handler = SIG_DFL;
-	sigaction(SIGINT, &sa, NULL);
-}
-
-void sb_cli_stop_signals(void (*fn)(int))
-{
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = fn;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	sb_cli_stop_signals(stop_under_way);
+	signal(SIGINT, SIG_DFL);
 }
