@@ -145,6 +145,24 @@ def test_calls_go_to_the_oldest_idle_worker():
         assert seen == [6, 7, 8], seen  # the first worker's 4, one of the burst's, then these
 
 
+def test_a_replacement_warms_up_before_its_first_call():
+    """worker_max_jobs: the replacement starts half the jobs ahead and
+    waits at the pool's tail, warming up, while the old worker takes the
+    calls, so its first call finds it warm (matplotlib.pyplot is imported
+    by a warm-up step, by no job here). Started at the old worker's last
+    job, it took that call, and the ones after it, cold."""
+    code = "import sys, time\ntime.sleep(float('0.3'))\nprint('matplotlib.pyplot' in sys.modules)\n"
+    with start_mcp("--worker-max-jobs", "40") as m:
+        seen = []
+        while len(seen) < 2 or seen[-1][0] != 1:
+            assert len(seen) <= 41, seen
+            r = m.run(code, "sage")
+            assert ok(r), (r["stderr"], r["stdout"])
+            seen.append((r["sandbox"]["warm"]["worker_jobs"], r["stdout"].strip()))
+        assert len(seen) >= 40, seen  # the old worker ran its 39 or 40
+        assert seen[-1][1] == "True", seen  # the replacement's first call
+
+
 def test_recycling_after_max_jobs():
     with start_mcp("--worker-max-jobs", "3") as m:
         seen = []

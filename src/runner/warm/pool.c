@@ -40,6 +40,7 @@ struct slot {
 	enum slot_state state;
 	bool spawned;  /* its sandbox exists: sb_worker_kill is valid */
 	bool retiring; /* due for recycling: a replacement is on its way */
+	bool replaced; /* its replacement was started ahead (replace_ahead) */
 	uint64_t idle_since;
 };
 
@@ -369,6 +370,18 @@ static bool wait_or_cancel(struct sb_pool *p, int cancel_fd)
 	return false;
 }
 
+/* How many jobs before worker_max_jobs a worker's replacement starts. A
+ * replacement started at the last job took the calls cold: they came back
+ * to back, it never idled into its warm-ups, and each call cost a third
+ * more CPU until it had warmed up under load (docs/WARM.md). Started half
+ * a lifetime ahead, it waits at the pool's tail, idle and warming up,
+ * while the old worker takes the calls. Few jobs are too short a lifetime
+ * to be worth a second worker. */
+static unsigned replace_ahead(const struct sb_pool *p)
+{
+	return p->cfg->worker_max_jobs >= 40 ? p->cfg->worker_max_jobs / 2 : 0;
+}
+
 static struct slot *take_idle(struct sb_pool *p, struct keyent *k)
 {
 	uint64_t now = sb_now_ms();
@@ -430,6 +443,11 @@ struct sb_worker *sb_pool_acquire(struct sb_pool *p, enum sb_lang lang, const st
 			if (!s->retiring && due(p, w, sb_now_ms(), true)) {
 				s->retiring = true;
 				top_up(p, k, false);
+			} else if (!s->replaced && replace_ahead(p) &&
+				   w->jobs + replace_ahead(p) >= p->cfg->worker_max_jobs &&
+				   count(p, k, -1, true) < p->cfg->max_concurrent) {
+				s->replaced = true;
+				start_worker(p, k);
 			}
 			break;
 		}
