@@ -83,6 +83,10 @@ fi
 
 # --- Sage on a release without it: the README's advice, as written --------
 if want sage-advice && [ ! -x /usr/bin/sage ]; then
+	# docs/USER.md's "Rootless Podman, once per machine", as root: the
+	# packages are in the image; the user's subordinate ids are not (useradd
+	# gave desk none).
+	grep -q '^desk:' /etc/subuid || usermod --add-subuids 100000-165535 --add-subgids 100000-165535 desk
 	bounded 5400 "Sage as the README advises" "${as_desk[@]}" "$in_vm bash sage_advice.sh"
 fi
 # --- a named workspace across a reboot (last: it reboots the guest) ------
