@@ -31,3 +31,16 @@ def test_bad_apt_names_refused():
         assert p.returncode == 2, (bad, p.stderr)
         assert "--apt takes a Debian package name" in p.stderr, (bad, p.stderr)
         assert "--include=sagemath" not in p.stderr  # no build command was printed or run
+
+
+def test_the_root_is_built_in_var_tmp_unless_tmpdir_is_set():
+    """mmdebstrap builds the ~3.5 GB root in $TMPDIR or /tmp, and Debian
+    13's /tmp is a tmpfs of half the memory: without a TMPDIR of the
+    user's (unset or empty), the build gets /var/tmp, on disk; the user's
+    TMPDIR is kept."""
+    p = run(["image", "build", "--dry-run", "--mirror", "http://deb.debian.org/debian"], env={"TMPDIR": ""})
+    assert p.returncode == 0, p.stderr
+    assert re.search(r"^  TMPDIR=/var/tmp +mmdebstrap ", p.stderr, re.M), p.stderr
+    p = run(["image", "build", "--dry-run", "--mirror", "http://deb.debian.org/debian"],
+            env={"TMPDIR": "/srv/scratch"})
+    assert re.search(r"^  TMPDIR=/srv/scratch +mmdebstrap ", p.stderr, re.M), p.stderr

@@ -26,6 +26,33 @@
 
 extern char **environ;
 
+/* mmdebstrap builds the ~3.5 GB root in a temporary directory before it
+ * writes the tarball, in $TMPDIR or /tmp. Debian 13 mounts /tmp as a tmpfs
+ * of half the memory: the root would fill it (and the memory). Unless the
+ * caller chose a TMPDIR, it goes to /var/tmp, on disk. build_environ:
+ * environ, or a copy of its pointers with TMPDIR added (free that array). */
+static const char *build_tmpdir(void)
+{
+	const char *t = getenv("TMPDIR");
+	return t && *t ? t : "/var/tmp";
+}
+
+static char **build_environ(void)
+{
+	const char *t = getenv("TMPDIR");
+	if (t && *t)
+		return environ;
+	size_t n = 0;
+	while (environ[n])
+		n++;
+	char **env = calloc(n + 2, sizeof *env);
+	if (!env)
+		return environ;
+	memcpy(env, environ, n * sizeof *env);
+	env[n] = (char *)"TMPDIR=/var/tmp";
+	return env;
+}
+
 static void print_argv(const char *const *argv)
 {
 	for (size_t i = 0; argv[i]; i++) {
@@ -162,7 +189,9 @@ int pm_image_build(const struct pm_self *pm, const struct sb_image_recipe *r)
 		im = im_d;
 	}
 
+	const char *tmpdir = build_tmpdir();
 	fprintf(stderr, "sagebox: building %s from Debian %s's sagemath package with:\n", tag, suite);
+	fprintf(stderr, "  TMPDIR=%s", tmpdir);
 	print_argv(mm);
 	fprintf(stderr, "  |");
 	print_argv(im);
@@ -194,7 +223,10 @@ int pm_image_build(const struct pm_self *pm, const struct sb_image_recipe *r)
 	pid_t mm_pid, im_pid;
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, p[1], 1);
-	int rc = posix_spawnp(&mm_pid, "mmdebstrap", &fa, &attr, (char *const *)mm, environ);
+	char **mm_env = build_environ();
+	int rc = posix_spawnp(&mm_pid, "mmdebstrap", &fa, &attr, (char *const *)mm, mm_env);
+	if (mm_env != environ)
+		free(mm_env);
 	posix_spawn_file_actions_destroy(&fa);
 	if (rc != 0) {
 		fprintf(stderr, "sagebox: cannot start mmdebstrap: %s\n", strerror(rc));
@@ -230,7 +262,8 @@ int pm_image_build(const struct pm_self *pm, const struct sb_image_recipe *r)
 		if (!mm_ok)
 			fprintf(stderr, "sagebox: hint: mmdebstrap --mode=unshare needs this user's ranges in "
 					"/etc/subuid and /etc/subgid (sudo usermod --add-subuids 100000-165535 "
-					"--add-subgids 100000-165535 $USER) and the uidmap package\n");
+					"--add-subgids 100000-165535 $USER), the uidmap package and about 4 GB free "
+					"in %s (TMPDIR)\n", tmpdir);
 		return SB_EXIT_FAILURE;
 	}
 
