@@ -440,11 +440,12 @@ struct sb_worker *sb_pool_acquire(struct sb_pool *p, enum sb_lang lang, const st
 			w = s->w;
 			w->jobs++;
 			/* Its last job: the replacement starts now, not after. */
+			unsigned ahead = replace_ahead(p);
 			if (!s->retiring && due(p, w, sb_now_ms(), true)) {
 				s->retiring = true;
 				top_up(p, k, false);
-			} else if (!s->replaced && replace_ahead(p) &&
-				   w->jobs + replace_ahead(p) >= p->cfg->worker_max_jobs &&
+			} else if (!s->retiring && !s->replaced && ahead &&
+				   w->jobs + ahead >= p->cfg->worker_max_jobs &&
 				   count(p, k, -1, true) < p->cfg->max_concurrent) {
 				s->replaced = true;
 				start_worker(p, k);
