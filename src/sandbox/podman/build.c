@@ -31,16 +31,15 @@ extern char **environ;
  * of half the memory: the root would fill it (and the memory). Unless the
  * caller chose a TMPDIR, it goes to /var/tmp, on disk. build_environ:
  * environ, or a copy of its pointers with TMPDIR added (free that array). */
-static const char *build_tmpdir(void)
+static const char *user_tmpdir(void)
 {
 	const char *t = getenv("TMPDIR");
-	return t && *t ? t : "/var/tmp";
+	return t && *t ? t : NULL;
 }
 
 static char **build_environ(void)
 {
-	const char *t = getenv("TMPDIR");
-	if (t && *t)
+	if (user_tmpdir())
 		return environ;
 	size_t n = 0;
 	while (environ[n])
@@ -189,7 +188,7 @@ int pm_image_build(const struct pm_self *pm, const struct sb_image_recipe *r)
 		im = im_d;
 	}
 
-	const char *tmpdir = build_tmpdir();
+	const char *tmpdir = user_tmpdir() ? user_tmpdir() : "/var/tmp";
 	fprintf(stderr, "sagebox: building %s from Debian %s's sagemath package with:\n", tag, suite);
 	fprintf(stderr, "  TMPDIR=%s", tmpdir);
 	print_argv(mm);
