@@ -239,9 +239,11 @@ def session_load(binary, duration, log, clients=50):
         # (to 10/s, 50 clients' one call each 5 s), up while it holds, two
         # misses in a row end the climb.
         rate = 100
-        while not step(rate) and rate > 10:
+        holds = step(rate)
+        while not holds and rate > 10:
             rate = max(10, rate // 2)
-        if steps[-1]["offered"] == 100 and steps[-1]["p99"] <= 5 * p50u:
+            holds = step(rate)
+        if rate == 100 and holds:
             misses = 0
             for rate in (200, 400, 800, 1200, 1600, 2400):
                 misses = 0 if step(rate) else misses + 1
