@@ -188,6 +188,9 @@ bool pm_owner_alive(const char *owner);
 #define PM_UID_COUNT 40000u
 #define PM_UID_MIN_COUNT 1000u
 unsigned pm_container_uid(unsigned uid_top);
+/* The container uid of every project-folder session (mapped to the host
+ * user): the range's first, so the image is copied for one id mapping only. */
+#define PM_PROJECT_UID PM_UID_FIRST
 /* A new unique container name "sagebox-<pid>-<n>-<random>". */
 void pm_container_name(char *buf, size_t n);
 

@@ -143,6 +143,13 @@ int pm_spawn(const struct pm_self *pm, const struct sb_sandbox_req *req,
 			     "--add-subgids 100000-165535 $USER, then podman system migrate");
 		return -1;
 	}
+	/* A project folder's session runs as the host user (keep-id:uid=N in
+	 * args.c), so N is the user's own uid there, not one of its own; and
+	 * podman copies the whole image once per id mapping (its size on disk,
+	 * kept until the image is removed), so a random N per session filled
+	 * the disk a copy at a time. One fixed N: the copy is made once. */
+	if (uid && full.workspace_bytes && full.project_dir)
+		uid = PM_PROJECT_UID;
 	struct pm_priv *p = calloc(1, sizeof *p);
 	if (!p)
 		return sb_fail_errno(err, "out of memory");
