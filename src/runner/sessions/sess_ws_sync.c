@@ -198,6 +198,17 @@ void sess_ws_stop(struct sess *s)
 	}
 }
 
+/* Under w->q: the notes of the syncs answered so far, set aside to be said
+ * (an older note not yet said is kept, the newer dropped). */
+static void set_aside_locked(struct sess_ws *w)
+{
+	if (!w->say_problem[0])
+		snprintf(w->say_problem, sizeof w->say_problem, "%s", w->problem);
+	if (!w->say_skipped[0])
+		snprintf(w->say_skipped, sizeof w->say_skipped, "%s", w->skipped);
+	w->problem[0] = w->skipped[0] = '\0';
+}
+
 void sess_ws_note_done(struct sess *s, bool changed)
 {
 	struct sess_ws *w = s->ws;
@@ -208,6 +219,7 @@ void sess_ws_note_done(struct sess *s, bool changed)
 	uint64_t before = w->asked;
 	while (w->answered < before && !w->stop)
 		pthread_cond_wait(&w->cv, &w->q);
+	set_aside_locked(w);
 	if (changed && w->restored && !w->stop)
 		ask_locked(s);
 	pthread_mutex_unlock(&w->q);
@@ -255,15 +267,17 @@ void sess_ws_flush(struct sess *s)
 	pthread_mutex_unlock(&w->q);
 }
 
-void sess_ws_take_problem(struct sess *s, char *out, size_t n, char *skipped, size_t sn)
+void sess_ws_take_problem(struct sess *s, bool all, char *out, size_t n, char *skipped, size_t sn)
 {
 	struct sess_ws *w = s->ws;
 	out[0] = skipped[0] = '\0';
 	if (!w)
 		return;
 	pthread_mutex_lock(&w->q);
-	snprintf(out, n, "%s", w->problem);
-	snprintf(skipped, sn, "%s", w->skipped);
-	w->problem[0] = w->skipped[0] = '\0';
+	if (all)
+		set_aside_locked(w);
+	snprintf(out, n, "%s", w->say_problem);
+	snprintf(skipped, sn, "%s", w->say_skipped);
+	w->say_problem[0] = w->say_skipped[0] = '\0';
 	pthread_mutex_unlock(&w->q);
 }

@@ -33,6 +33,10 @@ struct sess_ws {
 	uint64_t asked, answered;    /* syncs asked, and answered (in that order) */
 	char problem[600];           /* why a call's sync kept nothing ("": it kept it) */
 	char skipped[600];           /* what a call's sync found and did not keep */
+	/* The notes of the syncs asked before a call's own, set aside when
+	 * that call's sync is asked: its result says those, never its own
+	 * sync's (which may finish before the result is made). */
+	char say_problem[600], say_skipped[600];
 };
 
 /* Start the session's syncer (at attach). */
@@ -44,10 +48,12 @@ void sess_ws_stop(struct sess *s);
 /* Wait until the syncer has nothing asked of it. */
 void sess_ws_flush(struct sess *s);
 
-/* Why the syncer's last sync kept nothing, into out ("" when it kept it,
- * or was not asked), and what it found and did not keep (a link, a FIFO,
- * ...) into skipped ("": nothing); the notes are taken (said once). */
-void sess_ws_take_problem(struct sess *s, char *out, size_t n, char *skipped, size_t sn);
+/* Why an earlier sync kept nothing, into out ("" when it kept it, or was
+ * not asked), and what it found and did not keep (a link, a FIFO, ...)
+ * into skipped ("": nothing); the notes are taken (said once). After a
+ * call: the notes set aside when its sync was asked (the syncs before
+ * it); all: every sync's so far (the caller flushed). */
+void sess_ws_take_problem(struct sess *s, bool all, char *out, size_t n, char *skipped, size_t sn);
 
 /* /work into the store now (asked behind the syncs asked before; the
  * caller holds a reference to s and waits): report (new) {files, dirs,

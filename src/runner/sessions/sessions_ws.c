@@ -126,7 +126,7 @@ void ws_after_call(struct sess *s, struct sb_session_verdict *v)
 	/* The syncer saves this call's changes now; what the sync before it
 	 * (the last call's) did not keep is said here, once. */
 	char problem[600], skipped[600];
-	sess_ws_take_problem(s, problem, sizeof problem, skipped, sizeof skipped);
+	sess_ws_take_problem(s, false, problem, sizeof problem, skipped, sizeof skipped);
 	if (problem[0]) {
 		v->kept_failed = true;
 		snprintf(v->kept, sizeof v->kept, "%s", problem);
@@ -169,7 +169,7 @@ int sb_session_save(struct sb_sessions *ss, const char *owner, const char *id, j
 		struct sb_error serr = {0};
 		sess_ws_flush(s);
 		char problem[600], skipped[600];
-		sess_ws_take_problem(s, problem, sizeof problem, skipped, sizeof skipped);
+		sess_ws_take_problem(s, true, problem, sizeof problem, skipped, sizeof skipped);
 		if (sess_ws_sync(s, true, &files, &serr))
 			files = json_pack("{s:s, s:s}", "error", serr.msg, "hint", serr.hint);
 		/* (what the last call's sync did not keep: said here, as a call's result would) */
