@@ -76,9 +76,12 @@ for (const host of HOSTS) {
       assert.equal(o.pageScroll, 0, 'the page itself scrolls sideways');
 
       const shape = await frame.$$eval('.item.latex', (items) => items.map((it) => {
-        // A line starts where a part is drawn left of the one before it.
-        const lefts = [...it.querySelectorAll('.katex-html > .katex-base')].map((b) => b.getBoundingClientRect().left);
-        return { lines: 1 + lefts.filter((l, i) => i > 0 && l < lefts[i - 1]).length,
+        // A line starts where a part is drawn below the one before it (the
+        // parts of one line overlap in height). Not "left of it": the lines
+        // are centred, and with the system's fonts (a browser without
+        // KaTeX's) a shorter next line starts right of the one before.
+        const rects = [...it.querySelectorAll('.katex-html > .katex-base')].map((b) => b.getBoundingClientRect());
+        return { lines: 1 + rects.filter((r, i) => i > 0 && r.top >= rects[i - 1].bottom - 1).length,
           scrollWidth: it.scrollWidth, clientWidth: it.clientWidth };
       }));
       // The antiderivative: broken where KaTeX allows, on more than one line, each within the box.
