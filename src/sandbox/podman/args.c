@@ -86,6 +86,11 @@ void pm_user_arg(const struct pm_self *pm, unsigned uid, char *buf, size_t n)
 		snprintf(buf, n, "%u:%s", uid, colon ? colon + 1 : pm->container_user);
 }
 
+bool pm_binds_project(const struct sb_sandbox_req *req)
+{
+	return req->workspace_bytes && req->project_dir;
+}
+
 int pm_build_run_argv(const struct pm_self *pm, const struct pm_info *info, const struct pm_plan *plan,
 		      const char *name, const char *owner, const char *image_ref, const struct sb_sandbox_req *req,
 		      unsigned uid, struct pm_argv *a, struct sb_error *err)
@@ -169,7 +174,7 @@ int pm_build_run_argv(const struct pm_self *pm, const struct pm_info *info, cons
 		r |= pushf(a, "%s:rw,nosuid,nodev,size=%llu,%s", SB_SANDBOX_WORKSPACE,
 			   (unsigned long long)req->workspace_bytes, eng == PM_PODMAN ? "mode=0700,U" : "mode=1777");
 	}
-	if (req->workspace_bytes && req->project_dir) {
+	if (pm_binds_project(req)) {
 		if (eng != PM_PODMAN || !uid) {
 			pm_argv_free(a);
 			return sb_fail(err, "internal: a project folder needs podman and a uid of the container's own");

@@ -160,9 +160,13 @@ struct pm_argv {
 	char **owned; /* strings allocated for v, freed with it */
 	size_t nowned, capowned;
 };
+struct sb_sandbox_req;
+/* The request binds the user's project folder (a workspace session with
+ * project_dir): the container then runs as PM_PROJECT_UID mapped to the
+ * host user (keep-id). */
+bool pm_binds_project(const struct sb_sandbox_req *req);
 /* Build: run --rm -i --name NAME --label ... IMAGE_ID argv[1..].
  * Returns 0, -1 with err filled (bad argv[0], out of memory). */
-struct sb_sandbox_req;
 int pm_build_run_argv(const struct pm_self *pm, const struct pm_info *info, const struct pm_plan *plan,
 		      const char *name, const char *owner, const char *image_ref, const struct sb_sandbox_req *req,
 		      unsigned uid, struct pm_argv *out, struct sb_error *err);

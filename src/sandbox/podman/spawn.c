@@ -148,7 +148,7 @@ int pm_spawn(const struct pm_self *pm, const struct sb_sandbox_req *req,
 	 * podman copies the whole image once per id mapping (its size on disk,
 	 * kept until the image is removed), so a random N per session filled
 	 * the disk a copy at a time. One fixed N: the copy is made once. */
-	if (uid && full.workspace_bytes && full.project_dir)
+	if (uid && pm_binds_project(&full))
 		uid = PM_PROJECT_UID;
 	struct pm_priv *p = calloc(1, sizeof *p);
 	if (!p)
@@ -173,7 +173,7 @@ int pm_spawn(const struct pm_self *pm, const struct sb_sandbox_req *req,
 	sb->enforced = pm_enforced_json(pm, &info, &plan, &img, l, uid);
 	if (req->net_dir)
 		net_said(sb->enforced);
-	if (req->workspace_bytes && req->project_dir) {
+	if (pm_binds_project(req)) {
 		json_object_set_new(sb->enforced, "user",
 				    json_sprintf("uid %u, mapped to the host user (the project folder's files are "
 						 "theirs), group of %s", uid, pm->container_user));
