@@ -2,15 +2,35 @@
 src/worker/huge_arenas.c): what Sage's import allocates sits in a few
 2 MiB-aligned mappings advised huge, which each job's fork copies and its
 exit tears down at one page-table entry per 2 MiB; status says so per
-worker. Checked from inside a job, which has the worker's mappings."""
-from conftest import FACTOR, FACTORED, ok, wait_idle
-from vmaprobe import VMA_OF
+worker. Checked from inside a job, which has the worker's mappings.
 
-PROBE = VMA_OF + r'''
+Counted over all the objects, not asked of one: an object the import makes
+may reuse a free block of an arena CPython mapped before the allocator was
+installed (Python's own start-up), and which one does varies with the
+worker's hash seed; about 92 % of the import's objects are in huge
+mappings, about 0 % with CPython's own arenas."""
+from conftest import FACTOR, FACTORED, ok, wait_idle
+
+PROBE = r'''
+import bisect, gc
+gc.unfreeze()                 # the worker froze its import's objects
+imported = gc.get_objects()
 mine = [[i] for i in range(100000)]   # arenas the job's child carves itself
-for what, obj in (("import", QQ.one()), ("import", x), ("job", mine[-1])):
-    lo, hi, flags = vma_of(id(obj))
-    print(what, lo % (2 << 20) == 0, (hi - lo) >= (2 << 20), "hg" in flags)
+maps = []
+for line in open("/proc/self/smaps"):
+    p = line.split()
+    if not p[0].endswith(":"):
+        maps.append([int(v, 16) for v in p[0].split("-")] + [False])
+    elif p[0] == "VmFlags:":
+        maps[-1][2] = "hg" in p[1:]
+starts = [m[0] for m in maps]
+def huge_mapping(o):
+    lo, hi, hg = maps[bisect.bisect_right(starts, id(o)) - 1]
+    return lo if hg and lo <= id(o) < hi else None
+for what, objs in (("import", imported), ("job", mine)):
+    at = [huge_mapping(o) for o in objs]
+    huge = [lo for lo in at if lo is not None]
+    print(what, len(huge) / len(at), len(set(huge)), sum(lo % (2 << 20) == 0 for lo in set(huge)))
 '''
 
 
@@ -22,7 +42,15 @@ def test_the_sage_workers_arenas_are_huge_pages_and_jobs_run_as_before(mcp):
     assert workers["python"]["object_arenas"] == "CPython's own: not a warm Sage worker", workers
     r = mcp.run(PROBE, "sage")
     assert ok(r), r
-    # CPython's own arenas are 1 MiB mappings of their own, never advised
-    assert r["stdout"].splitlines() == ["import True True True"] * 2 + ["job True True True"], r
+    share = {}
+    for line in r["stdout"].splitlines():
+        what, part, mappings, aligned = line.split()
+        share[what] = (float(part), int(mappings), int(aligned))
+    part, mappings, aligned = share["import"]
+    # a few merged runs of chunks, not one mapping per 1 MiB arena (~250)
+    assert part >= 0.8 and 1 <= mappings <= 64, r["stdout"]
+    assert aligned >= mappings // 2, r["stdout"]
+    part, mappings, aligned = share["job"]
+    assert part >= 0.99 and 1 <= mappings <= 64, r["stdout"]
     r = mcp.run(FACTOR, "sage")
     assert ok(r) and r["stdout"].strip() == FACTORED, r
