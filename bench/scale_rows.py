@@ -3,7 +3,10 @@ a router, kept apart from bench/run (which prints them):
 
   - throughput by clients: 1, 2, 4 and 8 HTTP clients on ONE `sagebox mcp
     --http`, each its own keep-alive connection, calls back to back (the
-    seed's self-test, stateless, warm, native);
+    seed's self-test, stateless, warm, native), 60 s a row (--tput-duration):
+    a warm worker is recycled every 1,000 jobs, ~15 s at these rates, and
+    its replacement's start costs seconds of CPU, so a 10 s row holds one
+    or none and its figure moves ~15 % with where that falls;
   - idle Sage sessions that fit: sessions opened until the next would pass
     max_sessions_total (256) or 80 % of the machine's memory would be in
     use, and the memory each takes (MemAvailable's drop, and the private
@@ -20,7 +23,8 @@ a router, kept apart from bench/run (which prints them):
 The load runs in node (bench/load.mjs, tests/node's pinned node): a client
 written in Python would take a good part of the two CPUs at these rates.
 
-    bench/scale_rows.py [--bin build/sagebox] [--duration 10] [--only NAME,...]
+    bench/scale_rows.py [--bin build/sagebox] [--duration 10] [--tput-duration 60]
+                        [--only NAME,...]
 
 runs them alone and prints the rows (NAME: tput, sessions, load, router).
 """
@@ -281,10 +285,10 @@ def router(binary, duration, log, n=300):
             "one_tput": len(one["ms"]) / one["seconds"], "errors": via["errors"] + one["errors"]}
 
 
-def measure(binary, duration, log, only=("tput", "sessions", "load", "router")):
+def measure(binary, duration, log, only=("tput", "sessions", "load", "router"), tput_duration=60):
     out = {}
     if "tput" in only:
-        out["tput"] = throughput(binary, duration, log)
+        out["tput"] = throughput(binary, tput_duration, log)
     if "router" in only:
         out["router"] = router(binary, duration, log)
     if "load" in only:
@@ -335,11 +339,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "sagebox"))
     ap.add_argument("--duration", type=float, default=10)
+    ap.add_argument("--tput-duration", type=float, default=60)
     ap.add_argument("--only", default="tput,router,load,sessions")
     ap.add_argument("--json")
     a = ap.parse_args()
     res = measure(os.path.abspath(a.bin), a.duration, lambda *x: print(*x, file=sys.stderr, flush=True),
-                  a.only.split(","))
+                  a.only.split(","), a.tput_duration)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(res, f, indent=1)
