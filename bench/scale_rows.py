@@ -51,6 +51,7 @@ HAPROXY_CFG = os.path.join(ROOT, "docs", "deploy", "haproxy.cfg")
 META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {}}
 SELF_TEST = "R.<x> = QQ[]\nprint(factor(x^4 - 1))\n"
+TPUT_SECONDS = 60  # a throughput row: several worker recycles (see the top)
 
 
 def pct(xs, p):
@@ -285,7 +286,7 @@ def router(binary, duration, log, n=300):
             "one_tput": len(one["ms"]) / one["seconds"], "errors": via["errors"] + one["errors"]}
 
 
-def measure(binary, duration, log, only=("tput", "sessions", "load", "router"), tput_duration=60):
+def measure(binary, duration, log, only=("tput", "sessions", "load", "router"), tput_duration=TPUT_SECONDS):
     out = {}
     if "tput" in only:
         out["tput"] = throughput(binary, tput_duration, log)
@@ -339,7 +340,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "sagebox"))
     ap.add_argument("--duration", type=float, default=10)
-    ap.add_argument("--tput-duration", type=float, default=60)
+    ap.add_argument("--tput-duration", type=float, default=TPUT_SECONDS)
     ap.add_argument("--only", default="tput,router,load,sessions")
     ap.add_argument("--json")
     a = ap.parse_args()

@@ -10,23 +10,17 @@ installed (Python's own start-up), and which one does varies with the
 worker's hash seed; about 92 % of the import's objects are in huge
 mappings, about 0 % with CPython's own arenas."""
 from conftest import FACTOR, FACTORED, ok, wait_idle
+from vmaprobe import VMA_OF
 
-PROBE = r'''
-import bisect, gc
+PROBE = VMA_OF + r'''
+import gc
 gc.unfreeze()                 # the worker froze its import's objects
 imported = gc.get_objects()
 mine = [[i] for i in range(100000)]   # arenas the job's child carves itself
-maps = []
-for line in open("/proc/self/smaps"):
-    p = line.split()
-    if not p[0].endswith(":"):
-        maps.append([int(v, 16) for v in p[0].split("-")] + [False])
-    elif p[0] == "VmFlags:":
-        maps[-1][2] = "hg" in p[1:]
-starts = [m[0] for m in maps]
+mapping_of = mapping_finder()
 def huge_mapping(o):
-    lo, hi, hg = maps[bisect.bisect_right(starts, id(o)) - 1]
-    return lo if hg and lo <= id(o) < hi else None
+    m = mapping_of(id(o))
+    return m[0] if m and "hg" in m[2] else None
 for what, objs in (("import", imported), ("job", mine)):
     at = [huge_mapping(o) for o in objs]
     huge = [lo for lo in at if lo is not None]
