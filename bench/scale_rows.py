@@ -6,7 +6,10 @@ a router, kept apart from bench/run (which prints them):
     seed's self-test, stateless, warm, native), 60 s a row (--tput-duration):
     a warm worker is recycled every 1,000 jobs, ~15 s at these rates, and
     its replacement's start costs seconds of CPU, so a 10 s row holds one
-    or none and its figure moves ~15 % with where that falls;
+    or none and its figure moves ~15 % with where that falls; with each
+    row, where its CPU went (bench/cpushare.py): the share of the CPUs
+    busy, and CPU per call of the server's processes, of the load
+    generator and of everything else;
   - idle Sage sessions that fit: sessions opened until the next would pass
     max_sessions_total (256) or 80 % of the machine's memory would be in
     use, and the memory each takes (MemAvailable's drop, and the private
@@ -18,7 +21,8 @@ a router, kept apart from bench/run (which prints them):
     instances on this machine: what the router adds to a session call's
     p50 (one client, calls alternated with the same calls straight to the
     instance), and 8 clients' stateless throughput against 8 on one
-    instance straight.
+    instance straight, each after its pools have grown and warmed up,
+    as long as a throughput row, with its CPU accounting.
 
 The load runs in node (bench/load.mjs, tests/node's pinned node): a client
 written in Python would take a good part of the two CPUs at these rates.
@@ -36,13 +40,14 @@ import secrets
 import shutil
 import signal
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 import http.client
+
+import cpushare
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -145,21 +150,28 @@ def self_test_calls(n):
     return [{"name": "run_sagemath", "arguments": {"code": SELF_TEST}} for _ in range(n)]
 
 
+def counted_load(cl, url, calls, duration):
+    """load() with where its CPU went (cpushare.Row): (result, cpu)."""
+    row = cpushare.Row(p.pid for p in cl.procs)
+    r = load(url, cl.token, calls, 0, duration)
+    if r["errors"]:
+        raise RuntimeError(f"{r['errors']} calls failed")
+    return r, row.end(len(r["ms"]))
+
+
 def throughput(binary, duration, log):
-    """{clients: jobs/s} on one instance."""
-    out = {}
+    """({clients: jobs/s}, {clients: CPU accounting}) on one instance."""
+    out, cpu = {}, {}
     cl = Cluster(binary)
     try:
         load(cl.url(0), cl.token, self_test_calls(8), 0, 3)  # every client's first call, and the pool's growth
         for clients in (1, 2, 4, 8):
             log(f"scale rows: throughput, {clients} client(s) on one instance ...")
-            r = load(cl.url(0), cl.token, self_test_calls(clients), 0, duration)
+            r, cpu[clients] = counted_load(cl, cl.url(0), self_test_calls(clients), duration)
             out[clients] = len(r["ms"]) / r["seconds"]
-            if r["errors"]:
-                raise RuntimeError(f"{r['errors']} calls failed")
     finally:
         cl.close()
-    return out
+    return out, cpu
 
 
 def meminfo(key):
@@ -261,7 +273,7 @@ def session_load(binary, duration, log, clients=50):
             "best": max(ok, key=lambda s: s["done"]) if ok else None}
 
 
-def router(binary, duration, log, n=300):
+def router(binary, duration, log, tput_duration=TPUT_SECONDS):
     """What haproxy adds to a session call's p50, and 8 clients' throughput
     through it to three instances against 8 straight to one."""
     cl = Cluster(binary, n=3, router=True)
@@ -274,24 +286,30 @@ def router(binary, duration, log, n=300):
         for _ in range(6):  # alternated, so that drift falls on both alike
             direct += load(cl.url(owner), cl.token, call, 0, 2)["ms"]
             routed += load(cl.url(), cl.token, call, 0, 2)["ms"]
+        # Each arm first grows its pools (three instances grow three) and
+        # lets the new workers warm up idle, then runs as long as a
+        # throughput row: a Sage worker's start costs seconds of CPU, and
+        # six of them inside the measured window halved the routed figure.
         log("scale rows: 8 clients' self-tests through haproxy (three instances) ...")
-        load(cl.url(), cl.token, self_test_calls(8), 0, 3)
-        via = load(cl.url(), cl.token, self_test_calls(8), 0, duration)
+        load(cl.url(), cl.token, self_test_calls(8), 0, 10)
+        time.sleep(10)
+        via, via_cpu = counted_load(cl, cl.url(), self_test_calls(8), tput_duration)
         log("scale rows: 8 clients' self-tests straight to one instance ...")
-        load(cl.url(0), cl.token, self_test_calls(8), 0, 3)
-        one = load(cl.url(0), cl.token, self_test_calls(8), 0, duration)
+        load(cl.url(0), cl.token, self_test_calls(8), 0, 10)
+        time.sleep(10)
+        one, one_cpu = counted_load(cl, cl.url(0), self_test_calls(8), tput_duration)
     finally:
         cl.close()
     return {"direct": direct, "routed": routed, "via_tput": len(via["ms"]) / via["seconds"],
-            "one_tput": len(one["ms"]) / one["seconds"], "errors": via["errors"] + one["errors"]}
+            "one_tput": len(one["ms"]) / one["seconds"], "via_cpu": via_cpu, "one_cpu": one_cpu}
 
 
 def measure(binary, duration, log, only=("tput", "sessions", "load", "router"), tput_duration=TPUT_SECONDS):
     out = {}
     if "tput" in only:
-        out["tput"] = throughput(binary, tput_duration, log)
+        out["tput"], out["tput_cpu"] = throughput(binary, tput_duration, log)
     if "router" in only:
-        out["router"] = router(binary, duration, log)
+        out["router"] = router(binary, duration, log, tput_duration)
     if "load" in only:
         out["load"] = session_load(binary, duration, log)
     if "sessions" in only:
@@ -299,13 +317,21 @@ def measure(binary, duration, log, only=("tput", "sessions", "load", "router"), 
     return out
 
 
+def cpu_cells(c, sep=" | "):
+    if not c:
+        return f"-{sep}-"
+    return f"{100 * c['busy']:.0f} %{sep}{c['server_ms']:.1f} / {c['client_ms']:.1f} / {c['other_ms']:.1f} ms"
+
+
 def print_rows(res, fmt_ms=lambda v: f"{v:.2f} ms"):
     if "tput" in res:
-        t = res["tput"]
-        print("| HTTP clients on ONE instance (each its own connection, back to back, warm self-test) | jobs/s | vs 1 | vs 2 |")
-        print("|---|---:|---:|---:|")
+        t, cpu = res["tput"], res.get("tput_cpu", {})
+        print("| HTTP clients on ONE instance (each its own connection, back to back, warm self-test) | jobs/s "
+              "| vs 1 | vs 2 | CPUs busy | CPU a call: server / load / other |")
+        print("|---|---:|---:|---:|---:|---|")
         for c, v in sorted(t.items(), key=lambda x: int(x[0])):
-            print(f"| {c} | {v:.1f} | {v / t[min(t, key=int)]:.2f}x | {v / t.get(2, t.get('2', v)):.2f}x |")
+            print(f"| {c} | {v:.1f} | {v / t[min(t, key=int)]:.2f}x | {v / t.get(2, t.get('2', v)):.2f}x | "
+                  f"{cpu_cells(cpu.get(c, cpu.get(str(c))))} |")
         print()
     if "router" in res:
         r = res["router"]
@@ -316,6 +342,9 @@ def print_rows(res, fmt_ms=lambda v: f"{v:.2f} ms"):
         print(f"| what the router adds at p50 (want <= 0.5 ms) | {r50 - d50:+.3f} ms |")
         print(f"| 8 clients' self-tests: three instances through haproxy / one straight | "
               f"{r['via_tput']:.1f} / {r['one_tput']:.1f} jobs/s ({r['via_tput'] / r['one_tput']:.2f}x) |")
+        if "via_cpu" in r:
+            print(f"| CPUs busy, CPU a call (server / load / other): through haproxy | {cpu_cells(r['via_cpu'], ' busy; ')} |")
+            print(f"| the same, one instance straight | {cpu_cells(r['one_cpu'], ' busy; ')} |")
         print()
     if "load" in res:
         ld = res["load"]
