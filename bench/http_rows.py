@@ -1,8 +1,9 @@
 """HTTP rows of the benchmark, kept apart from bench/run: tools/call
 p50/p95 over `sagebox mcp --http` (2026-07-28 requests, one keep-alive
-connection, JSON answers) against the same calls over stdio, and jobs per
-second with 1, 4 and 16 HTTP clients (threads, each with its own
-connection) on ONE server, warm, native."""
+connection, JSON answers) against the same calls over stdio, warm,
+native. Throughput by HTTP clients is bench/scale_rows.py's: its load
+runs in node, where a client in Python threads would take a good part of
+two CPUs itself."""
 import http.client
 import json
 import os
@@ -70,8 +71,8 @@ class HttpClient:
         return dt
 
 
-def measure(binary, start_stdio, call_stdio, wait_warm, code, expect, n, duration, log):
-    """{'http': [ms], 'stdio': [ms], 'tput': {clients: jobs/s}}"""
+def measure(binary, start_stdio, call_stdio, wait_warm, code, expect, n, log):
+    """{'http': [ms], 'stdio': [ms]}"""
     out = {}
     log("HTTP rows: tools/call over stdio ...")
     m = start_stdio()
@@ -88,24 +89,6 @@ def measure(binary, start_stdio, call_stdio, wait_warm, code, expect, n, duratio
         c = HttpClient(srv)
         c.call(code, expect)
         out["http"] = [c.call(code, expect) for _ in range(n)]
-        out["tput"] = {}
-        for clients in (1, 4, 16):
-            log(f"HTTP rows: throughput, {clients} HTTP clients ...")
-            cs = [HttpClient(srv) for _ in range(clients)]
-            counts = [0] * clients
-            stop = time.monotonic() + duration
-
-            def loop(i):
-                while time.monotonic() < stop:
-                    cs[i].call(code, expect)
-                    counts[i] += 1
-            ts = [threading.Thread(target=loop, args=(i,)) for i in range(clients)]
-            t0 = time.monotonic()
-            for t in ts:
-                t.start()
-            for t in ts:
-                t.join()
-            out["tput"][clients] = sum(counts) / (time.monotonic() - t0)
     finally:
         srv.close()
     return out
@@ -116,9 +99,4 @@ def print_rows(res, pct, fmt_ms):
     print("|---|---:|---:|")
     for k, label in (("stdio", "stdio"), ("http", "Streamable HTTP, 2026-07-28, JSON answer, keep-alive")):
         print(f"| {label} | {fmt_ms(pct(res[k], 50))} | {fmt_ms(pct(res[k], 95))} |")
-    print()
-    print("| HTTP clients (one `sagebox mcp --http`, warm, native, back to back) | jobs/s | vs 1 client |")
-    print("|---|---:|---:|")
-    for c, v in sorted(res["tput"].items()):
-        print(f"| {c} | {v:.1f} | {v / res['tput'][1]:.2f}x |")
     print()
