@@ -8,8 +8,8 @@ a router, kept apart from bench/run (which prints them):
     its replacement's start costs seconds of CPU, so a 10 s row holds one
     or none and its figure moves ~15 % with where that falls; with each
     row, where its CPU went (bench/cpushare.py): the share of the CPUs
-    busy, and CPU per call of the server's processes, of the load
-    generator and of everything else;
+    busy, and CPU per call of the load generator and of the rest (the
+    server, the kernel, the router);
   - idle Sage sessions that fit: sessions opened until the next would pass
     max_sessions_total (256) or 80 % of the machine's memory would be in
     use, and the memory each takes (MemAvailable's drop, and the private
@@ -152,7 +152,7 @@ def self_test_calls(n):
 
 def counted_load(cl, url, calls, duration):
     """load() with where its CPU went (cpushare.Row): (result, cpu)."""
-    row = cpushare.Row(p.pid for p in cl.procs)
+    row = cpushare.Row()
     r = load(url, cl.token, calls, 0, duration)
     if r["errors"]:
         raise RuntimeError(f"{r['errors']} calls failed")
@@ -320,14 +320,14 @@ def measure(binary, duration, log, only=("tput", "sessions", "load", "router"), 
 def cpu_cells(c, sep=" | "):
     if not c:
         return f"-{sep}-"
-    return f"{100 * c['busy']:.0f} %{sep}{c['server_ms']:.1f} / {c['client_ms']:.1f} / {c['other_ms']:.1f} ms"
+    return f"{100 * c['busy']:.0f} %{sep}{c['client_ms']:.1f} / {c['rest_ms']:.1f} ms"
 
 
 def print_rows(res, fmt_ms=lambda v: f"{v:.2f} ms"):
     if "tput" in res:
         t, cpu = res["tput"], res.get("tput_cpu", {})
         print("| HTTP clients on ONE instance (each its own connection, back to back, warm self-test) | jobs/s "
-              "| vs 1 | vs 2 | CPUs busy | CPU a call: server / load / other |")
+              "| vs 1 | vs 2 | CPUs busy | CPU a call: load generator / the rest |")
         print("|---|---:|---:|---:|---:|---|")
         for c, v in sorted(t.items(), key=lambda x: int(x[0])):
             print(f"| {c} | {v:.1f} | {v / t[min(t, key=int)]:.2f}x | {v / t.get(2, t.get('2', v)):.2f}x | "
@@ -343,7 +343,7 @@ def print_rows(res, fmt_ms=lambda v: f"{v:.2f} ms"):
         print(f"| 8 clients' self-tests: three instances through haproxy / one straight | "
               f"{r['via_tput']:.1f} / {r['one_tput']:.1f} jobs/s ({r['via_tput'] / r['one_tput']:.2f}x) |")
         if "via_cpu" in r:
-            print(f"| CPUs busy, CPU a call (server / load / other): through haproxy | {cpu_cells(r['via_cpu'], ' busy; ')} |")
+            print(f"| CPUs busy, CPU a call (load generator / the rest): through haproxy | {cpu_cells(r['via_cpu'], ' busy; ')} |")
             print(f"| the same, one instance straight | {cpu_cells(r['one_cpu'], ' busy; ')} |")
         print()
     if "load" in res:
