@@ -150,13 +150,14 @@ def self_test_calls(n):
     return [{"name": "run_sagemath", "arguments": {"code": SELF_TEST}} for _ in range(n)]
 
 
-def counted_load(cl, url, calls, duration):
-    """load() with where its CPU went (cpushare.Row): (result, cpu)."""
+def jobs_rate(cl, url, clients, duration):
+    """clients' self-tests back to back: (jobs/s, where the CPU went
+    (cpushare.Row))."""
     row = cpushare.Row()
-    r = load(url, cl.token, calls, 0, duration)
+    r = load(url, cl.token, self_test_calls(clients), 0, duration)
     if r["errors"]:
         raise RuntimeError(f"{r['errors']} calls failed")
-    return r, row.end(len(r["ms"]))
+    return len(r["ms"]) / r["seconds"], row.end(len(r["ms"]))
 
 
 def throughput(binary, duration, log):
@@ -167,8 +168,7 @@ def throughput(binary, duration, log):
         load(cl.url(0), cl.token, self_test_calls(8), 0, 3)  # every client's first call, and the pool's growth
         for clients in (1, 2, 4, 8):
             log(f"scale rows: throughput, {clients} client(s) on one instance ...")
-            r, cpu[clients] = counted_load(cl, cl.url(0), self_test_calls(clients), duration)
-            out[clients] = len(r["ms"]) / r["seconds"]
+            out[clients], cpu[clients] = jobs_rate(cl, cl.url(0), clients, duration)
     finally:
         cl.close()
     return out, cpu
@@ -273,7 +273,7 @@ def session_load(binary, duration, log, clients=50):
             "best": max(ok, key=lambda s: s["done"]) if ok else None}
 
 
-def router(binary, duration, log, tput_duration=TPUT_SECONDS):
+def router(binary, log, tput_duration=TPUT_SECONDS):
     """What haproxy adds to a session call's p50, and 8 clients' throughput
     through it to three instances against 8 straight to one."""
     cl = Cluster(binary, n=3, router=True)
@@ -290,18 +290,17 @@ def router(binary, duration, log, tput_duration=TPUT_SECONDS):
         # lets the new workers warm up idle, then runs as long as a
         # throughput row: a Sage worker's start costs seconds of CPU, and
         # six of them inside the measured window halved the routed figure.
-        log("scale rows: 8 clients' self-tests through haproxy (three instances) ...")
-        load(cl.url(), cl.token, self_test_calls(8), 0, 10)
-        time.sleep(10)
-        via, via_cpu = counted_load(cl, cl.url(), self_test_calls(8), tput_duration)
-        log("scale rows: 8 clients' self-tests straight to one instance ...")
-        load(cl.url(0), cl.token, self_test_calls(8), 0, 10)
-        time.sleep(10)
-        one, one_cpu = counted_load(cl, cl.url(0), self_test_calls(8), tput_duration)
+        arms = {}
+        for arm, url, what in (("via", cl.url(), "through haproxy (three instances)"),
+                               ("one", cl.url(0), "straight to one instance")):
+            log(f"scale rows: 8 clients' self-tests {what} ...")
+            load(url, cl.token, self_test_calls(8), 0, 10)
+            time.sleep(10)
+            arms[arm] = jobs_rate(cl, url, 8, tput_duration)
     finally:
         cl.close()
-    return {"direct": direct, "routed": routed, "via_tput": len(via["ms"]) / via["seconds"],
-            "one_tput": len(one["ms"]) / one["seconds"], "via_cpu": via_cpu, "one_cpu": one_cpu}
+    return {"direct": direct, "routed": routed, "via_tput": arms["via"][0], "one_tput": arms["one"][0],
+            "via_cpu": arms["via"][1], "one_cpu": arms["one"][1]}
 
 
 def measure(binary, duration, log, only=("tput", "sessions", "load", "router"), tput_duration=TPUT_SECONDS):
@@ -309,7 +308,7 @@ def measure(binary, duration, log, only=("tput", "sessions", "load", "router"), 
     if "tput" in only:
         out["tput"], out["tput_cpu"] = throughput(binary, tput_duration, log)
     if "router" in only:
-        out["router"] = router(binary, duration, log, tput_duration)
+        out["router"] = router(binary, log, tput_duration)
     if "load" in only:
         out["load"] = session_load(binary, duration, log)
     if "sessions" in only:
