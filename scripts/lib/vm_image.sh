@@ -21,6 +21,10 @@ for u in apt-daily.timer apt-daily-upgrade.timer man-db.timer e2scrub_all.timer 
 	e2scrub_reap.service systemd-networkd-wait-online.service; do
 	chroot "$root" systemctl mask "$u" >/dev/null 2>&1
 done
+# The journal on the guest's disk, written every 15 s: a guest stopped by
+# the host after a hang keeps what it logged until shortly before.
+mkdir -p "$root/etc/systemd/journald.conf.d" "$root/var/log/journal"
+printf '[Journal]\nStorage=persistent\nSyncIntervalSec=15s\n' >"$root/etc/systemd/journald.conf.d/sagebox-vm.conf"
 cat >"$root/usr/local/sbin/sagebox-vm-run" <<'RUN'
 #!/bin/sh
 # Mount the host's share, run its guest.sh, power off.

@@ -19,6 +19,21 @@ res() { echo "$*" | tee -a "$results"; }
 want() { [ -z "${VM_CHECKS:-}" ] || [[ ",$VM_CHECKS," == *",$1,"* ]]; }
 as_desk=(su - desk -c)
 
+# A line a minute on the console, which does not go through the share, and
+# in the share: the host tells a guest that is busy in a long check (its
+# heartbeat goes on, naming the busiest processes) from one that is wedged
+# (no heartbeat: scripts/vm-check stops it and shows the console's tail,
+# where the kernel reports a lockup or a task blocked on the share).
+heartbeat() {
+	local busiest
+	while sleep 55; do
+		busiest=$(top -b -n 2 -d 5 -o %CPU -w 200 2>/dev/null | awk '/^top -/ {n++} n == 2 && $1 ~ /^[0-9]+$/ && c++ < 3 {printf "%s %s%%, ", $12, $9}')
+		echo "sagebox-vm: heartbeat $(date +%T) load $(cut -d' ' -f1-3 /proc/loadavg); busiest: ${busiest%, }" >/dev/console
+		echo "heartbeat $(date +%T) load $(cut -d' ' -f1-3 /proc/loadavg); busiest: ${busiest%, }" >>$share/heartbeat.log
+	done
+}
+heartbeat &
+
 # --- the boot after the workspaces check's reboot: its second half only ---
 if [ -e $rebooted ]; then
 	rm -f $rebooted
