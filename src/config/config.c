@@ -103,7 +103,7 @@ void sb_config_defaults(struct sb_config *cfg)
 	snprintf(cfg->sandbox_user, sizeof cfg->sandbox_user, "nobody");
 	snprintf(cfg->network, sizeof cfg->network, "none");
 	cfg->pool_size = 1;
-	cfg->worker_max_jobs = 1000;
+	cfg->worker_max_jobs = 10000;
 	cfg->worker_max_minutes = 60;
 	cfg->max_concurrent = 4;
 	cfg->max_sessions = 4;

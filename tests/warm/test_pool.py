@@ -173,6 +173,59 @@ def test_recycling_after_max_jobs():
         assert max(seen) <= 3, seen
 
 
+def _children(pid):
+    kids = set()
+    for t in os.listdir(f"/proc/{pid}/task"):
+        try:
+            kids |= {int(c) for c in open(f"/proc/{pid}/task/{t}/children").read().split()}
+        except OSError:
+            pass
+    return kids
+
+
+def _memory_kib(pid):
+    """A process's resident and anonymous memory (KiB); None once it is gone
+    or its mappings cannot be read."""
+    try:
+        lines = open(f"/proc/{pid}/smaps_rollup").read().splitlines()
+    except OSError:
+        return None
+    got = {k: int(v.split()[0]) for k, _, v in (line.partition(":") for line in lines) if k in ("Rss", "Anonymous")}
+    return got if len(got) == 2 else None
+
+
+@pytest.mark.parametrize("lang,jobs,code", [
+    ("sage", 400, FACTOR + "plot(sin(x), (x, 0, 1))\nprint('x' * 4000)\n"),
+    ("python", 1500, "import json, sys\nprint(json.dumps(list(range(800))))\nprint('e' * 3000, file=sys.stderr)\n"),
+])
+def test_a_worker_does_not_grow_over_its_jobs(lang, jobs, code):
+    """worker_max_jobs bounds a worker's life in jobs, not its memory: each
+    job runs in a fork, and the worker and its long-lived helpers (the
+    janitor, the forker) hold none of a job's bytes. Their memory after
+    hundreds of jobs with output, errors and figures is what it was after
+    the first few; a leak of 8 KiB a job (80 MiB over a default lifetime)
+    fails this."""
+    with start_mcp("--pool-size", "1") as m:
+        for _ in range(20):
+            assert ok(m.run(code, lang))
+        wait_idle(m, "sage" if lang == "sage" else "python", 300)
+        time.sleep(15)  # its idle warm-up steps, which change its memory, are done
+        worker = worker_host_pid("sage" if lang == "sage" else "python", m.proc.pid)
+        assert worker, "no warm worker found"
+        before = {p: _memory_kib(p) for p in {worker} | _children(worker)}
+        for _ in range(jobs):
+            r = m.run(code, lang)
+            assert ok(r), r
+        first = r["sandbox"]["warm"]["worker_jobs"]
+        after = {p: _memory_kib(p) for p in {worker} | _children(worker)}
+        kept = [p for p in before if before[p] and after.get(p)]  # the worker and its helpers, not the spares
+        assert worker in kept and len(kept) >= 2, (before, after)
+        assert first >= jobs, f"the jobs did not all run on one worker ({first} on the last one)"
+        for key in ("Rss", "Anonymous"):
+            grown = sum(after[p][key] - before[p][key] for p in kept)
+            assert grown <= 4096, f"{key} of the worker and its helpers grew {grown} KiB over {jobs} {lang} jobs"
+
+
 @pytest.mark.parametrize("lang,code", [("python", "print(1)"), ("shell", "echo 1"), ("sage", "print(1)")])
 def test_sagebox_run_uses_a_warm_worker(lang, code):
     from conftest import sagebox_run

@@ -17,6 +17,11 @@
 #define KEEPER_TICK_MS 1000
 /* A worker is replaced this long before worker_max_minutes is reached. */
 #define RECYCLE_EARLY_MS 60000
+/* The most jobs before worker_max_jobs a replacement starts (replace_ahead):
+ * enough for it to idle through its warm-ups while the old worker takes
+ * calls back to back, and no more, for a replacement waiting longer than
+ * SHRINK_IDLE_MS is dropped as an extra worker. */
+#define REPLACE_AHEAD_MAX 500
 
 struct key {
 	enum sb_wkind kind;
@@ -374,12 +379,15 @@ static bool wait_or_cancel(struct sb_pool *p, int cancel_fd)
  * replacement started at the last job took the calls cold: they came back
  * to back, it never idled into its warm-ups, and each call cost a third
  * more CPU until it had warmed up under load (docs/WARM.md). Started half
- * a lifetime ahead, it waits at the pool's tail, idle and warming up,
- * while the old worker takes the calls. Few jobs are too short a lifetime
- * to be worth a second worker. */
+ * a lifetime (at most REPLACE_AHEAD_MAX jobs) ahead, it waits at the
+ * pool's tail, idle and warming up, while the old worker takes the calls.
+ * Few jobs are too short a lifetime to be worth a second worker. */
 static unsigned replace_ahead(const struct sb_pool *p)
 {
-	return p->cfg->worker_max_jobs >= 40 ? p->cfg->worker_max_jobs / 2 : 0;
+	unsigned half = p->cfg->worker_max_jobs / 2;
+	if (p->cfg->worker_max_jobs < 40)
+		return 0;
+	return half < REPLACE_AHEAD_MAX ? half : REPLACE_AHEAD_MAX;
 }
 
 static struct slot *take_idle(struct sb_pool *p, struct keyent *k)
