@@ -4,12 +4,12 @@ a router, kept apart from bench/run (which prints them):
   - throughput by clients: 1, 2, 4 and 8 HTTP clients on ONE `sagebox mcp
     --http`, each its own keep-alive connection, calls back to back (the
     seed's self-test, stateless, warm, native), 60 s a row (--tput-duration):
-    a warm worker is recycled every 1,000 jobs, ~15 s at these rates, and
-    its replacement's start costs seconds of CPU, so a 10 s row holds one
-    or none and its figure moves ~15 % with where that falls; with each
-    row, where its CPU went (bench/cpushare.py): the share of the CPUs
-    busy, and CPU per call of the load generator and of the rest (the
-    server, the kernel, the router);
+    a warm worker is recycled every worker_max_jobs jobs, and its
+    replacement's start costs seconds of CPU, so each row says how many
+    workers were replaced in it (the server's /metrics); with each row,
+    where its CPU went (bench/cpushare.py): the share of the CPUs busy,
+    and CPU per call of the load generator and of the rest (the server,
+    the kernel, the router);
   - idle Sage sessions that fit: sessions opened until the next would pass
     max_sessions_total (256) or 80 % of the machine's memory would be in
     use, and the memory each takes (MemAvailable's drop, and the private
@@ -127,6 +127,16 @@ class Cluster:
             raise RuntimeError(f"{name}: {r}")
         return res.get("structuredContent", {})
 
+    def replacements(self, i=0):
+        """Warm workers instance i has replaced so far (recycled or lost),
+        from its /metrics."""
+        c = http.client.HTTPConnection("127.0.0.1", self.ports[i], timeout=60)
+        c.request("GET", "/metrics", headers={"Authorization": f"Bearer {self.token}"})
+        text = c.getresponse().read().decode()
+        c.close()
+        return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+                   if line.startswith("sagebox_warm_worker_replacements_total{"))
+
     def close(self):
         for p in self.procs:
             p.send_signal(signal.SIGINT)
@@ -161,14 +171,17 @@ def jobs_rate(cl, url, clients, duration):
 
 
 def throughput(binary, duration, log):
-    """({clients: jobs/s}, {clients: CPU accounting}) on one instance."""
+    """({clients: jobs/s}, {clients: CPU accounting, and the workers
+    replaced in the row}) on one instance."""
     out, cpu = {}, {}
     cl = Cluster(binary)
     try:
         load(cl.url(0), cl.token, self_test_calls(8), 0, 3)  # every client's first call, and the pool's growth
         for clients in (1, 2, 4, 8):
             log(f"scale rows: throughput, {clients} client(s) on one instance ...")
+            before = cl.replacements()
             out[clients], cpu[clients] = jobs_rate(cl, cl.url(0), clients, duration)
+            cpu[clients]["replaced"] = int(cl.replacements() - before)
     finally:
         cl.close()
     return out, cpu
@@ -326,11 +339,12 @@ def print_rows(res, fmt_ms=lambda v: f"{v:.2f} ms"):
     if "tput" in res:
         t, cpu = res["tput"], res.get("tput_cpu", {})
         print("| HTTP clients on ONE instance (each its own connection, back to back, warm self-test) | jobs/s "
-              "| vs 1 | vs 2 | CPUs busy | CPU a call: load generator / the rest |")
-        print("|---|---:|---:|---:|---:|---|")
+              "| vs 1 | vs 2 | CPUs busy | CPU a call: load generator / the rest | workers replaced |")
+        print("|---|---:|---:|---:|---:|---|---:|")
         for c, v in sorted(t.items(), key=lambda x: int(x[0])):
+            cc = cpu.get(c, cpu.get(str(c))) or {}
             print(f"| {c} | {v:.1f} | {v / t[min(t, key=int)]:.2f}x | {v / t.get(2, t.get('2', v)):.2f}x | "
-                  f"{cpu_cells(cpu.get(c, cpu.get(str(c))))} |")
+                  f"{cpu_cells(cc)} | {cc.get('replaced', '-')} |")
         print()
     if "router" in res:
         r = res["router"]
