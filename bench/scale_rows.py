@@ -170,14 +170,14 @@ def jobs_rate(cl, url, clients, duration):
     return len(r["ms"]) / r["seconds"], row.end(len(r["ms"]))
 
 
-def throughput(binary, duration, log):
+def throughput(binary, duration, log, order=(1, 2, 4, 8)):
     """({clients: jobs/s}, {clients: CPU accounting, and the workers
     replaced in the row}) on one instance."""
     out, cpu = {}, {}
     cl = Cluster(binary)
     try:
         load(cl.url(0), cl.token, self_test_calls(8), 0, 3)  # every client's first call, and the pool's growth
-        for clients in (1, 2, 4, 8):
+        for clients in order:
             log(f"scale rows: throughput, {clients} client(s) on one instance ...")
             before = cl.replacements()
             out[clients], cpu[clients] = jobs_rate(cl, cl.url(0), clients, duration)
@@ -316,10 +316,11 @@ def router(binary, log, tput_duration=TPUT_SECONDS):
             "via_cpu": arms["via"][1], "one_cpu": arms["one"][1]}
 
 
-def measure(binary, duration, log, only=("tput", "sessions", "load", "router"), tput_duration=TPUT_SECONDS):
+def measure(binary, duration, log, only=("tput", "sessions", "load", "router"), tput_duration=TPUT_SECONDS,
+            tput_order=(1, 2, 4, 8)):
     out = {}
     if "tput" in only:
-        out["tput"], out["tput_cpu"] = throughput(binary, tput_duration, log)
+        out["tput"], out["tput_cpu"] = throughput(binary, tput_duration, log, tput_order)
     if "router" in only:
         out["router"] = router(binary, log, tput_duration)
     if "load" in only:
@@ -385,9 +386,12 @@ def main():
     ap.add_argument("--tput-duration", type=float, default=TPUT_SECONDS)
     ap.add_argument("--only", default="tput,router,load,sessions")
     ap.add_argument("--json")
+    ap.add_argument("--tput-order", default="1,2,4,8",
+                    help="the throughput rows' clients, in the order they run (8,4,2,1: a row's place "
+                         "in the run, that is its workers' age, apart from its clients)")
     a = ap.parse_args()
     res = measure(os.path.abspath(a.bin), a.duration, lambda *x: print(*x, file=sys.stderr, flush=True),
-                  a.only.split(","), a.tput_duration)
+                  a.only.split(","), a.tput_duration, tuple(int(c) for c in a.tput_order.split(",")))
     if a.json:
         with open(a.json, "w") as f:
             json.dump(res, f, indent=1)
