@@ -13,6 +13,7 @@ import subprocess
 import time
 
 import pytest
+from hostproc import children
 from shared_binary import shared_copy
 
 USER = os.environ.get("SB_TEST_USER", "sagebox-test")
@@ -156,23 +157,6 @@ def wait_for(pred, timeout=60, step=0.2):
             return v
         time.sleep(step)
     return pred()
-
-
-def children(pid):
-    """Children of every thread of pid: a warm worker is spawned from a
-    pool thread, and /proc/PID/task/TID/children lists only TID's own."""
-    out = []
-    try:
-        tids = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return out
-    for tid in tids:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/children") as f:
-                out += [int(x) for x in f.read().split()]
-        except OSError:
-            pass
-    return out
 
 
 def descendants(pid):

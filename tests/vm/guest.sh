@@ -25,11 +25,12 @@ as_desk=(su - desk -c)
 # (no heartbeat: scripts/vm-check stops it and shows the console's tail,
 # where the kernel reports a lockup or a task blocked on the share).
 heartbeat() {
-	local busiest
+	local busiest line
 	while sleep 55; do
 		busiest=$(top -b -n 2 -d 5 -o %CPU -w 200 2>/dev/null | awk '/^top -/ {n++} n == 2 && $1 ~ /^[0-9]+$/ && c++ < 3 {printf "%s %s%%, ", $12, $9}')
-		echo "sagebox-vm: heartbeat $(date +%T) load $(cut -d' ' -f1-3 /proc/loadavg); busiest: ${busiest%, }" >/dev/console
-		echo "heartbeat $(date +%T) load $(cut -d' ' -f1-3 /proc/loadavg); busiest: ${busiest%, }" >>$share/heartbeat.log
+		line="heartbeat $(date +%T) load $(cut -d' ' -f1-3 /proc/loadavg); busiest: ${busiest%, }"
+		echo "sagebox-vm: $line" >/dev/console
+		echo "$line" >>$share/heartbeat.log
 	done
 }
 heartbeat &

@@ -8,6 +8,7 @@ import time
 import pytest
 
 from conftest import FACTOR, FACTORED, ok, start_mcp, wait_idle, worker_host_pid
+from hostproc import children
 
 
 def test_prestart_makes_the_first_call_fast():
@@ -173,16 +174,6 @@ def test_recycling_after_max_jobs():
         assert max(seen) <= 3, seen
 
 
-def _children(pid):
-    kids = set()
-    for t in os.listdir(f"/proc/{pid}/task"):
-        try:
-            kids |= {int(c) for c in open(f"/proc/{pid}/task/{t}/children").read().split()}
-        except OSError:
-            pass
-    return kids
-
-
 def _memory_kib(pid):
     """A process's resident and anonymous memory (KiB); None once it is gone
     or its mappings cannot be read."""
@@ -208,19 +199,19 @@ def test_a_worker_does_not_grow_over_its_jobs(lang, jobs, code):
     with start_mcp("--pool-size", "1") as m:
         for _ in range(20):
             assert ok(m.run(code, lang))
-        wait_idle(m, "sage" if lang == "sage" else "python", 300)
+        wait_idle(m, lang, 300)  # (a worker's kind is named as its language here)
         time.sleep(15)  # its idle warm-up steps, which change its memory, are done
-        worker = worker_host_pid("sage" if lang == "sage" else "python", m.proc.pid)
+        worker = worker_host_pid(lang, m.proc.pid)
         assert worker, "no warm worker found"
-        before = {p: _memory_kib(p) for p in {worker} | _children(worker)}
+        before = {p: _memory_kib(p) for p in [worker, *children(worker)]}
         for _ in range(jobs):
             r = m.run(code, lang)
             assert ok(r), r
-        first = r["sandbox"]["warm"]["worker_jobs"]
-        after = {p: _memory_kib(p) for p in {worker} | _children(worker)}
+        ran = r["sandbox"]["warm"]["worker_jobs"]
+        after = {p: _memory_kib(p) for p in [worker, *children(worker)]}
         kept = [p for p in before if before[p] and after.get(p)]  # the worker and its helpers, not the spares
         assert worker in kept and len(kept) >= 2, (before, after)
-        assert first >= jobs, f"the jobs did not all run on one worker ({first} on the last one)"
+        assert ran >= jobs, f"the jobs did not all run on one worker ({ran} on the last one)"
         for key in ("Rss", "Anonymous"):
             grown = sum(after[p][key] - before[p][key] for p in kept)
             assert grown <= 4096, f"{key} of the worker and its helpers grew {grown} KiB over {jobs} {lang} jobs"
