@@ -3,13 +3,18 @@ a router, kept apart from bench/run (which prints them):
 
   - throughput by clients: 1, 2, 4 and 8 HTTP clients on ONE `sagebox mcp
     --http`, each its own keep-alive connection, calls back to back (the
-    seed's self-test, stateless, warm, native), 60 s a row (--tput-duration):
-    a warm worker is recycled every worker_max_jobs jobs, and its
-    replacement's start costs seconds of CPU, so each row says how many
-    workers were replaced in it (the server's /metrics); with each row,
-    where its CPU went (bench/cpushare.py): the share of the CPUs busy,
-    and CPU per call of the load generator and of the rest (the server,
-    the kernel, the router);
+    seed's self-test, stateless, warm, native), after 20 s of 8 clients
+    (the pool grows) and 15 s idle (its new workers warm up). The rows run
+    in 4 rounds of 15 s each (--tput-rounds, --tput-duration), every
+    round in another order, and a row's figure is its median: on a
+    2-CPU machine a single pass moved a row 8 % from run to run, and its
+    place in the run decided more than its clients. A warm worker is
+    recycled every worker_max_jobs jobs, and its replacement's start costs
+    seconds of CPU, so each row says how many workers were replaced in it
+    (the server's /metrics); with each row, where its CPU went
+    (bench/cpushare.py): the share of the CPUs busy, and CPU per call of
+    the load generator and of the rest (the server, the kernel, the
+    router);
   - idle Sage sessions that fit: sessions opened until the next would pass
     max_sessions_total (256) or 80 % of the machine's memory would be in
     use, and the memory each takes (MemAvailable's drop, and the private
@@ -22,13 +27,13 @@ a router, kept apart from bench/run (which prints them):
     p50 (one client, calls alternated with the same calls straight to the
     instance), and 8 clients' stateless throughput against 8 on one
     instance straight, each after its pools have grown and warmed up,
-    as long as a throughput row, with its CPU accounting.
+    60 s each, with its CPU accounting.
 
 The load runs in node (bench/load.mjs, tests/node's pinned node): a client
 written in Python would take a good part of the two CPUs at these rates.
 
-    bench/scale_rows.py [--bin build/sagebox] [--duration 10] [--tput-duration 60]
-                        [--only NAME,...]
+    bench/scale_rows.py [--bin build/sagebox] [--duration 10] [--only NAME,...]
+                        [--tput-duration 15] [--tput-rounds 4] [--tput-order 1,2,4,8]
 
 runs them alone and prints the rows (NAME: tput, sessions, load, router).
 """
@@ -56,7 +61,11 @@ HAPROXY_CFG = os.path.join(ROOT, "docs", "deploy", "haproxy.cfg")
 META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {}}
 SELF_TEST = "R.<x> = QQ[]\nprint(factor(x^4 - 1))\n"
-TPUT_SECONDS = 60  # a throughput row: several worker recycles (see the top)
+TPUT_SECONDS = 15  # a throughput row in one round
+TPUT_ROUNDS = 4    # rounds of every row, each in another order (rotations())
+TPUT_WARMUP_S = 20  # the most clients, before the rows: the pool grows
+TPUT_IDLE_S = 15    # then idle: the added workers' warm-ups
+ROUTER_ARM_SECONDS = 60  # each arm of the router's throughput row
 
 
 def pct(xs, p):
@@ -170,20 +179,47 @@ def jobs_rate(cl, url, clients, duration):
     return len(r["ms"]) / r["seconds"], row.end(len(r["ms"]))
 
 
-def throughput(binary, duration, log, order=(1, 2, 4, 8)):
-    """({clients: jobs/s}, {clients: CPU accounting, and the workers
-    replaced in the row}) on one instance."""
-    out, cpu = {}, {}
+def rotations(order, rounds):
+    """The rows of each round: round r runs `order` rotated by r, so that
+    over len(order) rounds every row runs once in every place (a row's
+    place in the run is its workers' age and the host's drift, which a
+    single pass mistakes for its clients)."""
+    return [list(order[r % len(order):]) + list(order[:r % len(order)]) for r in range(rounds)]
+
+
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return (xs[(n - 1) // 2] + xs[n // 2]) / 2
+
+
+def throughput(binary, duration, log, order=(1, 2, 4, 8), rounds=TPUT_ROUNDS):
+    """({clients: median jobs/s}, {clients: CPU accounting (medians), the
+    workers replaced, and every round's jobs/s}) on one instance."""
+    runs, cpus = {}, {}
     cl = Cluster(binary)
     try:
-        load(cl.url(0), cl.token, self_test_calls(8), 0, 3)  # every client's first call, and the pool's growth
-        for clients in order:
-            log(f"scale rows: throughput, {clients} client(s) on one instance ...")
-            before = cl.replacements()
-            out[clients], cpu[clients] = jobs_rate(cl, cl.url(0), clients, duration)
-            cpu[clients]["replaced"] = int(cl.replacements() - before)
+        # The pool grows to its size under the most clients, then idles so
+        # that the workers it added run their warm-ups: a row must not pay
+        # for the pool's growth or a cold worker.
+        load(cl.url(0), cl.token, self_test_calls(max(order)), 0, TPUT_WARMUP_S)
+        time.sleep(TPUT_IDLE_S)
+        for r, row_order in enumerate(rotations(order, rounds)):
+            for clients in row_order:
+                log(f"scale rows: throughput, round {r + 1}/{rounds}, {clients} client(s) on one instance ...")
+                before = cl.replacements()
+                rate, cpu = jobs_rate(cl, cl.url(0), clients, duration)
+                cpu["replaced"] = int(cl.replacements() - before)
+                runs.setdefault(clients, []).append(rate)
+                cpus.setdefault(clients, []).append(cpu)
     finally:
         cl.close()
+    out, cpu = {}, {}
+    for c, rates in runs.items():
+        out[c] = median(rates)
+        cpu[c] = {k: median([x[k] for x in cpus[c]]) for k in ("busy", "client_ms", "rest_ms")}
+        cpu[c]["replaced"] = sum(x["replaced"] for x in cpus[c])
+        cpu[c]["rounds"] = rates
     return out, cpu
 
 
@@ -286,7 +322,7 @@ def session_load(binary, duration, log, clients=50):
             "best": max(ok, key=lambda s: s["done"]) if ok else None}
 
 
-def router(binary, log, tput_duration=TPUT_SECONDS):
+def router(binary, log, arm_duration=ROUTER_ARM_SECONDS):
     """What haproxy adds to a session call's p50, and 8 clients' throughput
     through it to three instances against 8 straight to one."""
     cl = Cluster(binary, n=3, router=True)
@@ -309,7 +345,7 @@ def router(binary, log, tput_duration=TPUT_SECONDS):
             log(f"scale rows: 8 clients' self-tests {what} ...")
             load(url, cl.token, self_test_calls(8), 0, 10)
             time.sleep(10)
-            arms[arm] = jobs_rate(cl, url, 8, tput_duration)
+            arms[arm] = jobs_rate(cl, url, 8, arm_duration)
     finally:
         cl.close()
     return {"direct": direct, "routed": routed, "via_tput": arms["via"][0], "one_tput": arms["one"][0],
@@ -317,12 +353,12 @@ def router(binary, log, tput_duration=TPUT_SECONDS):
 
 
 def measure(binary, duration, log, only=("tput", "sessions", "load", "router"), tput_duration=TPUT_SECONDS,
-            tput_order=(1, 2, 4, 8)):
+            tput_order=(1, 2, 4, 8), tput_rounds=TPUT_ROUNDS):
     out = {}
     if "tput" in only:
-        out["tput"], out["tput_cpu"] = throughput(binary, tput_duration, log, tput_order)
+        out["tput"], out["tput_cpu"] = throughput(binary, tput_duration, log, tput_order, tput_rounds)
     if "router" in only:
-        out["router"] = router(binary, log, tput_duration)
+        out["router"] = router(binary, log)
     if "load" in only:
         out["load"] = session_load(binary, duration, log)
     if "sessions" in only:
@@ -339,12 +375,15 @@ def cpu_cells(c, sep=" | "):
 def print_rows(res, fmt_ms=lambda v: f"{v:.2f} ms"):
     if "tput" in res:
         t, cpu = res["tput"], res.get("tput_cpu", {})
-        print("| HTTP clients on ONE instance (each its own connection, back to back, warm self-test) | jobs/s "
-              "| vs 1 | vs 2 | CPUs busy | CPU a call: load generator / the rest | workers replaced |")
-        print("|---|---:|---:|---:|---:|---|---:|")
+        print("| HTTP clients on ONE instance (each its own connection, back to back, warm self-test) "
+              "| jobs/s (median of the rounds) | rounds: lowest - highest | vs 1 | vs 2 | CPUs busy "
+              "| CPU a call: load generator / the rest | workers replaced |")
+        print("|---|---:|---:|---:|---:|---:|---|---:|")
         for c, v in sorted(t.items(), key=lambda x: int(x[0])):
             cc = cpu.get(c, cpu.get(str(c))) or {}
-            print(f"| {c} | {v:.1f} | {v / t[min(t, key=int)]:.2f}x | {v / t.get(2, t.get('2', v)):.2f}x | "
+            rr = cc.get("rounds") or [v]
+            print(f"| {c} | {v:.1f} | {min(rr):.1f} - {max(rr):.1f} ({len(rr)}) | "
+                  f"{v / t[min(t, key=int)]:.2f}x | {v / t.get(2, t.get('2', v)):.2f}x | "
                   f"{cpu_cells(cc)} | {cc.get('replaced', '-')} |")
         print()
     if "router" in res:
@@ -387,11 +426,13 @@ def main():
     ap.add_argument("--only", default="tput,router,load,sessions")
     ap.add_argument("--json")
     ap.add_argument("--tput-order", default="1,2,4,8",
-                    help="the throughput rows' clients, in the order they run (8,4,2,1: a row's place "
-                         "in the run, that is its workers' age, apart from its clients)")
+                    help="the throughput rows' clients, in the first round's order (later rounds rotate it)")
+    ap.add_argument("--tput-rounds", type=int, default=TPUT_ROUNDS,
+                    help="rounds of the throughput rows; a row's figure is its median over them")
     a = ap.parse_args()
     res = measure(os.path.abspath(a.bin), a.duration, lambda *x: print(*x, file=sys.stderr, flush=True),
-                  a.only.split(","), a.tput_duration, tuple(int(c) for c in a.tput_order.split(",")))
+                  a.only.split(","), a.tput_duration, tuple(int(c) for c in a.tput_order.split(",")),
+                  a.tput_rounds)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(res, f, indent=1)
