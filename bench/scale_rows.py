@@ -45,6 +45,7 @@ import secrets
 import shutil
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -187,12 +188,6 @@ def rotations(order, rounds):
     return [list(order[r % len(order):]) + list(order[:r % len(order)]) for r in range(rounds)]
 
 
-def median(xs):
-    xs = sorted(xs)
-    n = len(xs)
-    return (xs[(n - 1) // 2] + xs[n // 2]) / 2
-
-
 def throughput(binary, duration, log, order=(1, 2, 4, 8), rounds=TPUT_ROUNDS):
     """({clients: median jobs/s}, {clients: CPU accounting (medians), the
     workers replaced, and every round's jobs/s}) on one instance."""
@@ -208,16 +203,16 @@ def throughput(binary, duration, log, order=(1, 2, 4, 8), rounds=TPUT_ROUNDS):
             for clients in row_order:
                 log(f"scale rows: throughput, round {r + 1}/{rounds}, {clients} client(s) on one instance ...")
                 before = cl.replacements()
-                rate, cpu = jobs_rate(cl, cl.url(0), clients, duration)
-                cpu["replaced"] = int(cl.replacements() - before)
+                rate, row = jobs_rate(cl, cl.url(0), clients, duration)
+                row["replaced"] = int(cl.replacements() - before)
                 runs.setdefault(clients, []).append(rate)
-                cpus.setdefault(clients, []).append(cpu)
+                cpus.setdefault(clients, []).append(row)
     finally:
         cl.close()
     out, cpu = {}, {}
     for c, rates in runs.items():
-        out[c] = median(rates)
-        cpu[c] = {k: median([x[k] for x in cpus[c]]) for k in ("busy", "client_ms", "rest_ms")}
+        out[c] = statistics.median(rates)
+        cpu[c] = {k: statistics.median(x[k] for x in cpus[c]) for k in ("busy", "client_ms", "rest_ms")}
         cpu[c]["replaced"] = sum(x["replaced"] for x in cpus[c])
         cpu[c]["rounds"] = rates
     return out, cpu
